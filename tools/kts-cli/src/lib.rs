@@ -1,0 +1,54 @@
+//! The process chores every kts tool shares, written once: reading and writing
+//! JSON Lines, messages on stderr, exit status, broken pipes and progress.
+//!
+//! Exit status, for every tool: 0 all records processed; 1 some records were
+//! rejected (each reported); 2 fatal or usage error; 130 interrupted.
+
+mod input;
+mod messages;
+mod output;
+mod progress;
+
+pub use input::{Incoming, JsonlReader};
+pub use messages::Messages;
+pub use output::JsonlWriter;
+pub use progress::progress_bar;
+
+/// The documented exit statuses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Exit {
+    Ok = 0,
+    SomeFailed = 1,
+    Fatal = 2,
+}
+
+/// Runs a tool's body and turns its outcome into the process exit status.
+///
+/// The body returns the number of rejected records (each already reported);
+/// an `Err` is fatal and printed as `<tool>: error: <cause chain>`.
+pub fn main_with(
+    tool: &str,
+    body: impl FnOnce() -> anyhow::Result<Exit>,
+) -> std::process::ExitCode {
+    match body() {
+        Ok(exit) => std::process::ExitCode::from(exit as u8),
+        Err(err) => {
+            if output::is_broken_pipe(&err) {
+                return std::process::ExitCode::SUCCESS;
+            }
+            eprintln!("{tool}: error: {err:#}");
+            std::process::ExitCode::from(Exit::Fatal as u8)
+        }
+    }
+}
+
+/// Defines a tool's `main`: parse the flags with clap, then run the library.
+#[macro_export]
+macro_rules! tool_main {
+    ($tool:literal, $args:ty, $run:path) => {
+        fn main() -> std::process::ExitCode {
+            let args = <$args as clap::Parser>::parse();
+            $crate::main_with($tool, || $run(args))
+        }
+    };
+}

@@ -1,0 +1,69 @@
+use std::cell::Cell;
+
+use kts_record::{ErrorCode, ErrorRecord};
+
+/// Messages for humans, on stderr, prefixed with the tool's name; counts the
+/// rejected records so the tool can set its exit status at the end.
+pub struct Messages {
+    tool: &'static str,
+    failures: Cell<usize>,
+    quiet: bool,
+}
+
+impl Messages {
+    pub fn new(tool: &'static str) -> Self {
+        Self {
+            tool,
+            failures: Cell::new(0),
+            quiet: false,
+        }
+    }
+
+    /// Silences warnings and per-record errors (the exit status still tells).
+    pub fn quiet(mut self, quiet: bool) -> Self {
+        self.quiet = quiet;
+        self
+    }
+
+    pub fn tool(&self) -> &'static str {
+        self.tool
+    }
+
+    /// Reports a rejected input: `kts-x: error (at WHERE): CODE: MESSAGE`.
+    pub fn reject(&self, at: &str, code: ErrorCode, message: &str) {
+        self.failures.set(self.failures.get() + 1);
+        if !self.quiet {
+            eprintln!("{}: error (at {at}): {code}: {message}", self.tool);
+        }
+    }
+
+    /// Reports a rejected input and returns the error record to send downstream.
+    pub fn reject_record(&self, path: &str, code: ErrorCode, message: &str) -> ErrorRecord {
+        self.reject(path, code, message);
+        ErrorRecord::new(self.tool, path, code, message)
+    }
+
+    pub fn warn(&self, message: &str) {
+        if !self.quiet {
+            eprintln!("{}: warning: {message}", self.tool);
+        }
+    }
+
+    /// A one-line summary for batch logs.
+    pub fn info(&self, message: &str) {
+        eprintln!("{}: {message}", self.tool);
+    }
+
+    pub fn failures(&self) -> usize {
+        self.failures.get()
+    }
+
+    /// The exit status the failures so far call for.
+    pub fn exit(&self) -> crate::Exit {
+        if self.failures.get() == 0 {
+            crate::Exit::Ok
+        } else {
+            crate::Exit::SomeFailed
+        }
+    }
+}

@@ -1,0 +1,708 @@
+//! PowerPoint `.pptx` (and `.pptm`) to Markdown.
+//!
+//! Slides come in the order of the presentation's slide list, each as a
+//! `<!-- slide: N -->` marker, a `## title`, the other shapes' text in reading
+//! order (top to bottom, left to right), then its speaker notes.
+
+use std::collections::HashMap;
+
+use kts_record::ErrorCode;
+use serde_json::Value;
+
+use super::ooxml::{self, Element, Package, Relationship};
+use super::{Context, ConvertError, Converted};
+
+pub fn convert(bytes: &[u8], ctx: &mut Context) -> Result<Converted, ConvertError> {
+    let mut package = Package::open(bytes, ctx.limits)?;
+    let main = package
+        .main_part("officeDocument")
+        .unwrap_or_else(|| "ppt/presentation.xml".to_owned());
+    let presentation = package
+        .part(&main)
+        .and_then(|xml| Element::parse(&xml))
+        .ok_or_else(|| {
+            ConvertError::corrupt(format!("not a PowerPoint presentation: no readable {main}"))
+        })?;
+    let slides = slide_parts(&presentation, &package.relationships(&main));
+    let (title, mut properties) = package.core_properties();
+    properties.insert("slides".to_owned(), Value::from(slides.len()));
+    if slides.is_empty() {
+        return Err(ConvertError::new(
+            ErrorCode::Empty,
+            "the presentation has no slides",
+        ));
+    }
+
+    let mut markdown = String::new();
+    for (index, part) in slides.iter().enumerate() {
+        let mut slide = SlideWriter {
+            package: &mut package,
+            ctx,
+            rels: HashMap::new(),
+            part: part.clone(),
+        };
+        markdown.push_str(&slide.render(index + 1));
+    }
+    Ok(Converted {
+        markdown: markdown.trim_end().to_owned() + "\n",
+        title,
+        properties,
+    })
+}
+
+/// The slide parts in presentation order (`p:sldIdLst`), skipping ids whose
+/// relationship is missing.
+fn slide_parts(presentation: &Element, rels: &[Relationship]) -> Vec<String> {
+    let Some(list) = presentation.child("sldIdLst") else {
+        return Vec::new();
+    };
+    list.elements()
+        .filter(|e| e.name == "sldId")
+        .filter_map(rel_id)
+        .filter_map(|rid| {
+            rels.iter()
+                .find(|r| r.id == rid && !r.external)
+                .map(|r| r.target.clone())
+        })
+        .collect()
+}
+
+/// The `r:id` of an element (the only attribute named `id` besides the
+/// numeric slide id, which has no prefix; the relationship id is the one
+/// starting with a letter).
+fn rel_id(e: &Element) -> Option<String> {
+    e.attrs
+        .iter()
+        .filter(|(k, _)| k == "id")
+        .map(|(_, v)| v.clone())
+        .find(|v| !v.chars().all(|c| c.is_ascii_digit()))
+}
+
+/// One piece of a slide, placed for sorting.
+struct Item {
+    y: i64,
+    x: i64,
+    markdown: String,
+}
+
+struct SlideWriter<'a, 'p, 'c, 'i> {
+    package: &'a mut Package<'p>,
+    ctx: &'c mut Context<'i>,
+    rels: HashMap<String, Relationship>,
+    part: String,
+}
+
+impl SlideWriter<'_, '_, '_, '_> {
+    fn render(&mut self, number: usize) -> String {
+        let mut out = format!("<!-- slide: {number} -->\n\n");
+        self.rels = self
+            .package
+            .relationships(&self.part)
+            .into_iter()
+            .map(|r| (r.id.clone(), r))
+            .collect();
+        let Some(slide) = self
+            .package
+            .part(&self.part)
+            .and_then(|xml| Element::parse(&xml))
+        else {
+            out.push_str(&format!("## Slide {number}\n\n"));
+            return out;
+        };
+        let tree = slide.path(&["cSld", "spTree"]);
+        let title = tree
+            .and_then(find_title)
+            .map(|t| one_line(&t))
+            .filter(|t| !t.is_empty());
+        out.push_str(&format!(
+            "## {}\n\n",
+            title.unwrap_or_else(|| format!("Slide {number}"))
+        ));
+        if let Some(tree) = tree {
+            for item in self.shapes(tree, true) {
+                out.push_str(&item.markdown);
+                out.push_str("\n\n");
+            }
+        }
+        if let Some(notes) = self.notes() {
+            out.push_str("### Notes\n\n");
+            out.push_str(&notes);
+            out.push_str("\n\n");
+        }
+        out
+    }
+
+    /// The shapes of a tree or group, in reading order.
+    fn shapes(&mut self, tree: &Element, skip_title: bool) -> Vec<Item> {
+        let mut items = Vec::new();
+        for shape in tree.elements() {
+            if let Some(item) = self.shape(shape, skip_title) {
+                items.push(item);
+            }
+        }
+        items.sort_by_key(|i| (i.y, i.x));
+        items
+    }
+
+    fn shape(&mut self, shape: &Element, skip_title: bool) -> Option<Item> {
+        let markdown = match shape.name.as_str() {
+            "sp" => {
+                let ph = placeholder_type(shape);
+                if skip_title && is_title(ph.as_deref()) || ph.as_deref() == Some("sldNum") {
+                    return None;
+                }
+                text_body(
+                    shape.child("txBody")?,
+                    is_body_placeholder(shape, ph.as_deref()),
+                )
+            }
+            "grpSp" => {
+                let inner: Vec<String> = self
+                    .shapes(shape, skip_title)
+                    .into_iter()
+                    .map(|i| i.markdown)
+                    .collect();
+                inner.join("\n\n")
+            }
+            "graphicFrame" => self.graphic_frame(shape),
+            "pic" => self.picture(shape)?,
+            "AlternateContent" => {
+                let choice = shape
+                    .child("Choice")
+                    .map(|c| self.shapes(c, skip_title))
+                    .unwrap_or_default();
+                let items = if choice.is_empty() {
+                    shape
+                        .child("Fallback")
+                        .map(|c| self.shapes(c, skip_title))
+                        .unwrap_or_default()
+                } else {
+                    choice
+                };
+                let (y, x) = items.first().map_or((0, 0), |i| (i.y, i.x));
+                let markdown: Vec<String> = items.into_iter().map(|i| i.markdown).collect();
+                return Some(Item {
+                    y,
+                    x,
+                    markdown: markdown.join("\n\n"),
+                })
+                .filter(|i| !i.markdown.is_empty());
+            }
+            _ => return None,
+        };
+        let (x, y) = offset(shape);
+        (!markdown.trim().is_empty()).then_some(Item { y, x, markdown })
+    }
+
+    fn graphic_frame(&mut self, frame: &Element) -> String {
+        let Some(data) = frame.path(&["graphic", "graphicData"]) else {
+            return String::new();
+        };
+        if let Some(table) = data.child("tbl") {
+            return ooxml::markdown_table(&table_rows(table))
+                .trim_end()
+                .to_owned();
+        }
+        if let Some(chart) = data.child("chart") {
+            return self.chart(chart);
+        }
+        String::new()
+    }
+
+    /// A chart's title and its data as a table (categories by series).
+    fn chart(&mut self, chart: &Element) -> String {
+        let Some(rel) = rel_id(chart)
+            .and_then(|id| self.rels.get(&id))
+            .filter(|r| !r.external)
+        else {
+            return String::new();
+        };
+        let target = rel.target.clone();
+        let Some(root) = self
+            .package
+            .part(&target)
+            .and_then(|xml| Element::parse(&xml))
+        else {
+            return String::new();
+        };
+        let mut lines = Vec::new();
+        if let Some(title) = root.path(&["chart", "title"]) {
+            let mut paragraphs = Vec::new();
+            title.descendants("p", &mut paragraphs);
+            let text = one_line(
+                &paragraphs
+                    .iter()
+                    .map(|p| paragraph_text(p))
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            );
+            if !text.is_empty() {
+                lines.push(text);
+            }
+        }
+        let table = chart_table(&root);
+        if !table.is_empty() {
+            lines.push(table);
+        }
+        lines.join("\n\n")
+    }
+
+    fn picture(&mut self, pic: &Element) -> Option<String> {
+        let alt = pic
+            .path(&["nvPicPr", "cNvPr"])
+            .and_then(|c| c.attr("descr"))
+            .map(one_line)
+            .unwrap_or_default();
+        let alt = alt.replace(['[', ']'], "");
+        let blip = pic.path(&["blipFill", "blip"]);
+        let rel = blip
+            .and_then(|b| b.attr("embed"))
+            .and_then(|id| self.rels.get(id))
+            .filter(|r| !r.external)
+            .cloned();
+        let bytes = rel
+            .as_ref()
+            .and_then(|r| self.package.part(&r.target))
+            .filter(|b| !b.is_empty());
+        match (rel, bytes) {
+            (Some(rel), Some(bytes)) => {
+                let link = self.ctx.images.add(&bytes, ooxml::extension(&rel.target));
+                Some(format!("![{alt}]({link})"))
+            }
+            _ => (!alt.is_empty()).then_some(alt),
+        }
+    }
+
+    /// The speaker notes of the slide, without the slide image and number.
+    fn notes(&mut self) -> Option<String> {
+        let rel = self
+            .rels
+            .values()
+            .find(|r| r.is("notesSlide") && !r.external)?
+            .target
+            .clone();
+        let notes = Element::parse(&self.package.part(&rel)?)?;
+        let tree = notes.path(&["cSld", "spTree"])?;
+        let mut parts = Vec::new();
+        for shape in tree.elements().filter(|e| e.name == "sp") {
+            let ph = placeholder_type(shape);
+            if matches!(
+                ph.as_deref(),
+                Some("sldImg" | "sldNum" | "hdr" | "ftr" | "dt")
+            ) {
+                continue;
+            }
+            if let Some(body) = shape.child("txBody") {
+                let text = text_body(body, false);
+                if !text.trim().is_empty() {
+                    parts.push(text);
+                }
+            }
+        }
+        (!parts.is_empty()).then(|| parts.join("\n\n"))
+    }
+}
+
+/// A chart's series as a Markdown table: one row per category, one column
+/// per series (from the values cached in the chart part).
+fn chart_table(root: &Element) -> String {
+    let mut series = Vec::new();
+    root.descendants("ser", &mut series);
+    let mut header = vec![String::new()];
+    let mut categories: Vec<String> = Vec::new();
+    let mut columns: Vec<HashMap<usize, String>> = Vec::new();
+    for ser in series.iter().take(64) {
+        header.push(
+            ser.child("tx")
+                .map(|tx| {
+                    cached_points(tx)
+                        .into_iter()
+                        .map(|(_, v)| v)
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                })
+                .unwrap_or_default(),
+        );
+        if categories.is_empty()
+            && let Some(cat) = ser.child("cat").or_else(|| ser.child("xVal"))
+        {
+            let points = cached_points(cat);
+            let count = points
+                .iter()
+                .map(|(i, _)| i + 1)
+                .max()
+                .unwrap_or(0)
+                .min(10_000);
+            categories = vec![String::new(); count];
+            for (i, v) in points {
+                if let Some(slot) = categories.get_mut(i) {
+                    *slot = v;
+                }
+            }
+        }
+        let values = ser
+            .child("val")
+            .or_else(|| ser.child("yVal"))
+            .map(cached_points)
+            .unwrap_or_default();
+        columns.push(values.into_iter().collect());
+    }
+    if columns.is_empty() {
+        return String::new();
+    }
+    let rows = categories
+        .len()
+        .max(
+            columns
+                .iter()
+                .filter_map(|c| c.keys().max())
+                .map(|m| m + 1)
+                .max()
+                .unwrap_or(0),
+        )
+        .min(10_000);
+    let mut table = vec![header];
+    for i in 0..rows {
+        let mut row = vec![categories.get(i).cloned().unwrap_or_default()];
+        row.extend(
+            columns
+                .iter()
+                .map(|c| c.get(&i).cloned().unwrap_or_default()),
+        );
+        table.push(row);
+    }
+    ooxml::markdown_table(&table).trim_end().to_owned()
+}
+
+/// The cached points (`c:pt idx` / `c:v`) below a chart data reference.
+fn cached_points(data: &Element) -> Vec<(usize, String)> {
+    let mut points = Vec::new();
+    data.descendants("pt", &mut points);
+    if points.is_empty() {
+        // A literal name has a bare `c:v`.
+        let mut values = Vec::new();
+        data.descendants("v", &mut values);
+        return values
+            .iter()
+            .map(|v| one_line(&v.text()))
+            .enumerate()
+            .collect();
+    }
+    points
+        .iter()
+        .filter_map(|pt| {
+            let idx = pt.attr("idx")?.parse().ok()?;
+            Some((idx, one_line(&pt.child("v")?.text())))
+        })
+        .collect()
+}
+
+/// The placeholder type of a shape (`Some("")` for an untyped placeholder).
+fn placeholder_type(shape: &Element) -> Option<String> {
+    let ph = shape.path(&["nvSpPr", "nvPr", "ph"])?;
+    Some(ph.attr("type").unwrap_or("").to_owned())
+}
+
+fn is_title(ph: Option<&str>) -> bool {
+    matches!(ph, Some("title" | "ctrTitle"))
+}
+
+/// Body placeholders are bulleted by the master unless a paragraph says not.
+fn is_body_placeholder(shape: &Element, ph: Option<&str>) -> bool {
+    match ph {
+        Some("body" | "obj") => true,
+        Some("") => shape
+            .path(&["nvSpPr", "nvPr", "ph"])
+            .and_then(|p| p.attr("idx"))
+            .is_some(),
+        _ => false,
+    }
+}
+
+/// The text of the slide's title placeholder, looking into groups too.
+fn find_title(tree: &Element) -> Option<String> {
+    for shape in tree.elements() {
+        match shape.name.as_str() {
+            "sp" if is_title(placeholder_type(shape).as_deref()) => {
+                return shape.child("txBody").map(paragraphs_text);
+            }
+            "grpSp" => {
+                if let Some(title) = find_title(shape) {
+                    return Some(title);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The `a:off` of a shape's transform, in EMU; (0, 0) when absent.
+fn offset(shape: &Element) -> (i64, i64) {
+    let off = shape
+        .path(&["spPr", "xfrm", "off"])
+        .or_else(|| shape.path(&["grpSpPr", "xfrm", "off"]))
+        .or_else(|| shape.path(&["xfrm", "off"]));
+    let coord = |name| {
+        off.and_then(|o| o.attr(name))
+            .and_then(|v| v.parse::<i64>().ok())
+            .unwrap_or(0)
+    };
+    (coord("x"), coord("y"))
+}
+
+/// The paragraphs of a text body as Markdown: list items by `a:pPr`, plain
+/// paragraphs otherwise.
+fn text_body(body: &Element, bulleted_by_default: bool) -> String {
+    let mut out = String::new();
+    let mut previous_item = false;
+    let mut counters: Vec<usize> = Vec::new();
+    for p in body.elements().filter(|e| e.name == "p") {
+        let text = one_line(&paragraph_text(p));
+        if text.is_empty() {
+            continue;
+        }
+        let props = p.child("pPr");
+        let level = props
+            .and_then(|p| p.attr("lvl"))
+            .and_then(|l| l.parse::<usize>().ok())
+            .unwrap_or(0)
+            .min(8);
+        let numbered = props.and_then(|p| p.child("buAutoNum")).is_some();
+        let bulleted = props
+            .and_then(|p| p.child("buChar").or_else(|| p.child("buBlip")))
+            .is_some();
+        let none = props.and_then(|p| p.child("buNone")).is_some();
+        let item = if numbered {
+            counters.resize(level + 1, 0);
+            if let Some(n) = counters.get_mut(level) {
+                *n += 1;
+            }
+            Some(format!("{}.", counters.get(level).copied().unwrap_or(1)))
+        } else if bulleted || (bulleted_by_default && !none) {
+            Some("-".to_owned())
+        } else {
+            None
+        };
+        if !out.is_empty() {
+            out.push_str(if item.is_some() && previous_item {
+                "\n"
+            } else {
+                "\n\n"
+            });
+        }
+        match &item {
+            Some(marker) => out.push_str(&format!("{}{marker} {text}", "    ".repeat(level))),
+            None => out.push_str(&text),
+        }
+        if !numbered {
+            counters.truncate(level);
+        }
+        previous_item = item.is_some();
+    }
+    out
+}
+
+/// The text of all paragraphs of a body, joined by spaces.
+fn paragraphs_text(body: &Element) -> String {
+    let parts: Vec<String> = body
+        .elements()
+        .filter(|e| e.name == "p")
+        .map(paragraph_text)
+        .collect();
+    parts.join(" ")
+}
+
+/// The text of one `a:p`: runs, fields and line breaks.
+fn paragraph_text(p: &Element) -> String {
+    let mut text = String::new();
+    for child in p.elements() {
+        match child.name.as_str() {
+            "r" | "fld" => {
+                if let Some(t) = child.child("t") {
+                    text.push_str(&t.text());
+                }
+            }
+            "br" => text.push(' '),
+            _ => {}
+        }
+    }
+    text
+}
+
+/// A table's cells as text; merged cells repeat the text they are merged with.
+fn table_rows(table: &Element) -> Vec<Vec<String>> {
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    for tr in table.elements().filter(|e| e.name == "tr") {
+        let mut cells: Vec<String> = Vec::new();
+        for tc in tr.elements().filter(|e| e.name == "tc") {
+            let text = if tc.attr("hMerge").is_some_and(is_true) {
+                cells.last().cloned().unwrap_or_default()
+            } else if tc.attr("vMerge").is_some_and(is_true) {
+                rows.last()
+                    .and_then(|above| above.get(cells.len()))
+                    .cloned()
+                    .unwrap_or_default()
+            } else {
+                tc.child("txBody")
+                    .map(paragraphs_text)
+                    .map(|t| one_line(&t))
+                    .unwrap_or_default()
+            };
+            cells.push(text);
+        }
+        rows.push(cells);
+    }
+    rows
+}
+
+fn is_true(v: &str) -> bool {
+    v == "1" || v.eq_ignore_ascii_case("true")
+}
+
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::formats::Limits;
+    use crate::formats::ooxml::tests::build_zip;
+    use crate::images::ImageSink;
+
+    const NS: &str = r#"xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships" xmlns:p="http://schemas.openxmlformats.org/presentationml/2006/main""#;
+    const REL: &str = "http://schemas.openxmlformats.org/officeDocument/2006/relationships";
+
+    fn rels(items: &[(&str, &str, &str)]) -> String {
+        let items: String = items
+            .iter()
+            .map(|(id, kind, target)| {
+                format!(r#"<Relationship Id="{id}" Type="{REL}/{kind}" Target="{target}"/>"#)
+            })
+            .collect();
+        format!(
+            r#"<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">{items}</Relationships>"#
+        )
+    }
+
+    fn shape(ph: &str, y: i64, paragraphs: &str) -> String {
+        format!(
+            r#"<p:sp><p:nvSpPr><p:cNvPr id="2" name="s"/><p:cNvSpPr/><p:nvPr>{ph}</p:nvPr></p:nvSpPr><p:spPr><a:xfrm><a:off x="0" y="{y}"/></a:xfrm></p:spPr><p:txBody>{paragraphs}</p:txBody></p:sp>"#
+        )
+    }
+
+    fn para(text: &str, ppr: &str) -> String {
+        format!("<a:p>{ppr}<a:r><a:t>{text}</a:t></a:r></a:p>")
+    }
+
+    fn slide(shapes: &str) -> String {
+        format!(r#"<p:sld {NS}><p:cSld><p:spTree>{shapes}</p:spTree></p:cSld></p:sld>"#)
+    }
+
+    fn title(text: &str) -> String {
+        shape(r#"<p:ph type="title"/>"#, 0, &para(text, ""))
+    }
+
+    /// A deck whose slide list shows slide2.xml before slide1.xml.
+    fn deck() -> Vec<u8> {
+        let presentation = format!(
+            r#"<p:presentation {NS}><p:sldIdLst><p:sldId id="257" r:id="rId3"/><p:sldId id="256" r:id="rId2"/><p:sldId id="258" r:id="rId9"/></p:sldIdLst></p:presentation>"#
+        );
+        let body = [
+            para("Intro &amp; more", r#"<a:pPr><a:buNone/></a:pPr>"#),
+            para("point", r#"<a:pPr><a:buChar char="•"/></a:pPr>"#),
+            para("detail", r#"<a:pPr lvl="1"><a:buChar char="•"/></a:pPr>"#),
+            para(
+                "step",
+                r#"<a:pPr><a:buAutoNum type="arabicPeriod"/></a:pPr>"#,
+            ),
+        ]
+        .concat();
+        // The lower shape comes first in the file; reading order puts it last.
+        let first = slide(&format!(
+            "{}{}{}",
+            shape("", 5000, &para("bottom text", "")),
+            title("Shown first"),
+            shape("", 1000, &body)
+        ));
+        let cell = |t: &str, attrs: &str| {
+            format!(
+                r#"<a:tc{attrs}><a:txBody><a:p><a:r><a:t>{t}</a:t></a:r></a:p></a:txBody></a:tc>"#
+            )
+        };
+        let table = format!(
+            r#"<p:graphicFrame><p:xfrm><a:off x="0" y="100"/></p:xfrm><a:graphic><a:graphicData><a:tbl><a:tr>{}{}</a:tr><a:tr>{}{}</a:tr></a:tbl></a:graphicData></a:graphic></p:graphicFrame>"#,
+            cell("H1", ""),
+            cell("H2", ""),
+            cell("merged", r#" gridSpan="2""#),
+            cell("", r#" hMerge="1""#)
+        );
+        let second = slide(&format!("{}{table}", title("Shown second")));
+        let notes = format!(
+            r#"<p:notes {NS}><p:cSld><p:spTree>{}{}</p:spTree></p:cSld></p:notes>"#,
+            shape(r#"<p:ph type="sldImg"/>"#, 0, &para("slide image", "")),
+            shape(r#"<p:ph type="body" idx="1"/>"#, 0, &para("Say hello.", ""))
+        );
+        build_zip(&[
+            (
+                "_rels/.rels",
+                rels(&[("rId1", "officeDocument", "ppt/presentation.xml")]).as_bytes(),
+            ),
+            ("ppt/presentation.xml", presentation.as_bytes()),
+            (
+                "ppt/_rels/presentation.xml.rels",
+                rels(&[
+                    ("rId2", "slide", "slides/slide1.xml"),
+                    ("rId3", "slide", "slides/slide2.xml"),
+                    ("rId9", "slide", "slides/missing.xml"),
+                ])
+                .as_bytes(),
+            ),
+            ("ppt/slides/slide1.xml", second.as_bytes()),
+            ("ppt/slides/slide2.xml", first.as_bytes()),
+            (
+                "ppt/slides/_rels/slide2.xml.rels",
+                rels(&[("rId1", "notesSlide", "../notesSlides/notesSlide1.xml")]).as_bytes(),
+            ),
+            ("ppt/notesSlides/notesSlide1.xml", notes.as_bytes()),
+        ])
+    }
+
+    fn run(bytes: &[u8]) -> Result<Converted, ConvertError> {
+        let limits = Limits::default();
+        let mut images = ImageSink::default();
+        convert(
+            bytes,
+            &mut Context {
+                limits: &limits,
+                images: &mut images,
+            },
+        )
+    }
+
+    #[test]
+    fn slides_follow_the_presentation_order_with_notes() {
+        let out = run(&deck()).unwrap();
+        let expected = "<!-- slide: 1 -->\n\n## Shown first\n\n\
+            Intro & more\n\n- point\n    - detail\n1. step\n\nbottom text\n\n\
+            ### Notes\n\nSay hello.\n\n\
+            <!-- slide: 2 -->\n\n## Shown second\n\n\
+            | H1 | H2 |\n| --- | --- |\n| merged | merged |\n\n\
+            <!-- slide: 3 -->\n\n## Slide 3\n";
+        assert_eq!(out.markdown, expected);
+        assert_eq!(
+            out.properties.get("slides").and_then(Value::as_u64),
+            Some(3)
+        );
+    }
+
+    #[test]
+    fn missing_presentation_and_empty_decks_are_errors() {
+        let zip = build_zip(&[("_rels/.rels", rels(&[]).as_bytes())]);
+        assert_eq!(run(&zip).unwrap_err().code, ErrorCode::Corrupt);
+        let empty = format!(r#"<p:presentation {NS}><p:sldIdLst/></p:presentation>"#);
+        let zip = build_zip(&[("ppt/presentation.xml", empty.as_bytes())]);
+        assert_eq!(run(&zip).unwrap_err().code, ErrorCode::Empty);
+    }
+}

@@ -1,0 +1,247 @@
+//! Converting documents on worker threads while keeping the input order.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use crossbeam_channel::{RecvTimeoutError, bounded, unbounded};
+use kts_cli::JsonlReader;
+use kts_record::{DocRecord, ErrorCode, ErrorRecord, FileRecord, detect_format};
+use serde_json::Value;
+
+use crate::formats::{self, Context, ConvertError, Converted};
+use crate::images::{Image, ImageSink};
+use crate::{Settings, metadata, store};
+
+const TOOL: &str = "kts-convert";
+/// Name of the threads that run one conversion each (see `quiet_panics_in_converters`).
+const CONVERTER_THREAD: &str = "kts-convert-document";
+/// Converters recurse over document trees; hostile nesting must not overflow the stack.
+const CONVERTER_STACK_BYTES: usize = 256 << 20;
+
+/// One input record, classified.
+pub enum Work {
+    Convert(Box<FileRecord>),
+    Pass(Value),
+    /// The input line was not a usable record: (code, position, reason).
+    Reject(ErrorCode, String, String),
+}
+
+/// One output record.
+pub enum Output {
+    Doc(Box<DocRecord>),
+    Failed(ErrorRecord),
+    Pass(Value),
+}
+
+/// Reads records on a thread, converts files on `threads` workers and hands
+/// every output to `emit` in input order. `emit` returns false to stop early.
+pub fn run_in_order<R: Read + Send + 'static>(
+    mut reader: JsonlReader<R>,
+    threads: usize,
+    settings: &Settings,
+    emit: &mut dyn FnMut(Output) -> anyhow::Result<bool>,
+) -> anyhow::Result<()> {
+    quiet_panics_in_converters();
+    let settings = Arc::new(settings.clone());
+    // Bounds how far reading may run ahead of writing, so memory stays bounded
+    // even when one slow document holds back the ones after it.
+    let (window_tx, window_rx) = bounded::<()>(threads * 8);
+    let (job_tx, job_rx) = bounded::<(usize, Box<FileRecord>)>(threads * 2);
+    let (out_tx, out_rx) = unbounded::<(usize, Output)>();
+
+    let reader_out = out_tx.clone();
+    let reading = std::thread::spawn(move || -> anyhow::Result<()> {
+        let mut sequence = 0;
+        while let Some(item) = reader.next() {
+            let at = reader.position();
+            if window_tx.send(()).is_err() {
+                break;
+            }
+            let sent = match crate::classify(item?, &at) {
+                Work::Convert(file) => job_tx.send((sequence, file)).is_ok(),
+                Work::Pass(value) => reader_out.send((sequence, Output::Pass(value))).is_ok(),
+                Work::Reject(code, at, message) => {
+                    let error = ErrorRecord::new(TOOL, &at, code, message);
+                    reader_out.send((sequence, Output::Failed(error))).is_ok()
+                }
+            };
+            if !sent {
+                break;
+            }
+            sequence += 1;
+        }
+        Ok(())
+    });
+    for _ in 0..threads {
+        let (jobs, results, settings) = (job_rx.clone(), out_tx.clone(), Arc::clone(&settings));
+        std::thread::spawn(move || {
+            for (sequence, file) in jobs {
+                if results
+                    .send((sequence, convert_file(&file, &settings)))
+                    .is_err()
+                {
+                    break;
+                }
+            }
+        });
+    }
+    drop(out_tx);
+
+    let mut pending = BTreeMap::new();
+    let mut next = 0;
+    'outputs: for (sequence, output) in out_rx {
+        pending.insert(sequence, output);
+        while let Some(output) = pending.remove(&next) {
+            if !emit(output)? {
+                break 'outputs;
+            }
+            let _ = window_rx.recv();
+            next += 1;
+        }
+    }
+    match reading.join() {
+        Ok(result) => result.context("reading stdin"),
+        Err(_) => anyhow::bail!("the input reader failed"),
+    }
+}
+
+/// Converts one file into a document record, or the error that says why not.
+fn convert_file(file: &FileRecord, settings: &Settings) -> Output {
+    match try_convert_file(file, settings) {
+        Ok(doc) => Output::Doc(Box::new(doc)),
+        Err(error) => Output::Failed(ErrorRecord::new(
+            TOOL,
+            &file.path,
+            error.code,
+            error.message,
+        )),
+    }
+}
+
+fn try_convert_file(file: &FileRecord, settings: &Settings) -> Result<DocRecord, ConvertError> {
+    let root = scope_root(file, settings);
+    let doc_id = metadata::doc_id(&file.path);
+    if settings.use_store
+        && let Some(doc) = store::cached(&root, &doc_id, &file.sha256)
+    {
+        return Ok(doc);
+    }
+    let full_path = root.join(&file.path);
+    let bytes = std::fs::read(&full_path).map_err(|e| {
+        ConvertError::new(
+            ErrorCode::Io,
+            format!("cannot read {}: {e}", full_path.display()),
+        )
+    })?;
+    if bytes.is_empty() {
+        return Err(ConvertError::new(ErrorCode::Empty, "the file is empty"));
+    }
+    let extension = Path::new(&file.path).extension().and_then(|e| e.to_str());
+    let tail = &bytes[bytes.len().saturating_sub(256 << 10)..];
+    let format = detect_format(&bytes, tail, extension).ok_or_else(|| {
+        ConvertError::new(
+            ErrorCode::Unsupported,
+            "not a document format kts converts (judged by its content)",
+        )
+    })?;
+    let (converted, images) = convert_guarded(format, bytes, settings)?;
+    let doc = metadata::describe(file, &doc_id, format, converted, &images);
+    if settings.use_store {
+        store::save(&root, &doc, &images).map_err(|e| {
+            ConvertError::new(
+                ErrorCode::Io,
+                format!("cannot store the converted document: {e:#}"),
+            )
+        })?;
+    }
+    Ok(doc)
+}
+
+fn scope_root(file: &FileRecord, settings: &Settings) -> PathBuf {
+    file.root
+        .as_ref()
+        .map(PathBuf::from)
+        .or_else(|| settings.default_root.clone())
+        .unwrap_or_else(|| ".".into())
+}
+
+/// Runs a converter on its own thread, with a large stack, a panic guard and a
+/// time limit. A converter that runs past the limit is abandoned (it cannot be
+/// stopped from outside) and the file is reported as timed out.
+fn convert_guarded(
+    format: kts_record::Format,
+    bytes: Vec<u8>,
+    settings: &Settings,
+) -> Result<(Converted, Vec<Image>), ConvertError> {
+    let (done_tx, done_rx) = bounded(1);
+    let limits = settings.limits.clone();
+    let spawned = std::thread::Builder::new()
+        .name(CONVERTER_THREAD.into())
+        .stack_size(CONVERTER_STACK_BYTES)
+        .spawn(move || {
+            let result = catch_unwind(AssertUnwindSafe(|| {
+                let mut images = ImageSink::default();
+                let converted = formats::convert(
+                    format,
+                    &bytes,
+                    &mut Context {
+                        limits: &limits,
+                        images: &mut images,
+                    },
+                );
+                converted.map(|c| (c, images.into_images()))
+            }));
+            let _ = done_tx.send(result);
+        });
+    if let Err(e) = spawned {
+        return Err(ConvertError::new(
+            ErrorCode::Internal,
+            format!("cannot start a converter thread: {e}"),
+        ));
+    }
+    match done_rx.recv_timeout(settings.timeout) {
+        Ok(Ok(result)) => result,
+        Ok(Err(panic)) => Err(ConvertError::new(
+            ErrorCode::Internal,
+            format!(
+                "the {} converter failed: {}",
+                format.as_str(),
+                panic_message(&panic)
+            ),
+        )),
+        Err(RecvTimeoutError::Timeout) => Err(ConvertError::new(
+            ErrorCode::Timeout,
+            format!(
+                "conversion took longer than {} s",
+                settings.timeout.as_secs()
+            ),
+        )),
+        Err(RecvTimeoutError::Disconnected) => Err(ConvertError::new(
+            ErrorCode::Internal,
+            "the converter thread ended without a result",
+        )),
+    }
+}
+
+fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "panic".into())
+}
+
+/// A converter's panic is reported as the document's error record; the default
+/// hook would also print a backtrace notice for it on stderr.
+fn quiet_panics_in_converters() {
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if std::thread::current().name() != Some(CONVERTER_THREAD) {
+            default_hook(info);
+        }
+    }));
+}

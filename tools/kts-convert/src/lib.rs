@@ -1,0 +1,166 @@
+//! kts-convert: reads `kts.file/1` records, writes `kts.doc/1` records.
+//!
+//! Files are converted in parallel by worker threads and written out in input
+//! order. A file that cannot be converted becomes a `kts.error/1` record and
+//! the stream goes on; other records pass through unchanged.
+
+pub mod formats;
+pub mod images;
+mod job;
+mod metadata;
+mod store;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{CommandFactory, Parser};
+use kts_cli::{Exit, Incoming, JsonlReader, JsonlWriter, Messages};
+
+const ABOUT: &str =
+    "Convert documents (md, txt, html, json, docx, pptx, pdf) to Markdown kts.doc/1 records";
+
+const AFTER_HELP: &str = "\
+Reads kts.file/1 records (from kts-crawl) on stdin and writes one kts.doc/1
+record per document: its Markdown (headings, lists, tables, slide titles and
+notes, <!-- page: N --> and <!-- slide: N --> markers), title, doc_type, dates,
+keywords and images. The Markdown, metadata and images are also kept in
+ROOT/.kts/documents/<doc_id>/ (content.md, metadata.json, images/<sha256>.<ext>);
+an unchanged file is served from there without converting it again.
+
+A file that cannot be converted (corrupt, encrypted, unsupported, empty, too
+large, referencing local files) becomes a kts.error/1 record; conversion goes on
+and the exit status is 1. Other records (deletions, errors) pass through.
+
+Example:
+  kts-crawl docs | kts-convert | kts-chunk | head -3
+  kts-crawl docs | kts-convert | jq -r 'select(.schema == \"kts.doc/1\") | [.doc_type, .title] | @tsv'";
+
+#[derive(Parser, Debug, Clone)]
+#[command(name = "kts-convert", version, about = ABOUT, after_help = AFTER_HELP)]
+pub struct Args {
+    /// Scope root for records that do not name one (paths are relative to it).
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+
+    /// Worker threads [default: the number of cores].
+    #[arg(long, short = 'j', value_name = "N")]
+    pub threads: Option<usize>,
+
+    /// Give up on a document after this many seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 120)]
+    pub timeout: u64,
+
+    /// Largest total a zip package (docx, pptx) may decompress to, in MiB.
+    #[arg(long, value_name = "MIB", default_value_t = 512)]
+    pub max_unpacked_mib: u64,
+
+    /// Refuse PDFs with more pages than this.
+    #[arg(long, value_name = "N", default_value_t = 5000)]
+    pub max_pages: usize,
+
+    /// Do not write ROOT/.kts/documents (and do not reuse earlier conversions).
+    #[arg(long)]
+    pub no_store: bool,
+
+    /// Stop at the first document that fails.
+    #[arg(long)]
+    pub fail_fast: bool,
+
+    /// Print a one-line summary on stderr at the end.
+    #[arg(long)]
+    pub stats: bool,
+
+    /// Do not print per-document errors (the exit status still tells).
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// The clap definition, for man pages and completions.
+pub fn command() -> clap::Command {
+    Args::command()
+}
+
+/// What the workers need to know, built once from the flags.
+#[derive(Clone)]
+pub(crate) struct Settings {
+    pub default_root: Option<PathBuf>,
+    pub limits: formats::Limits,
+    pub timeout: Duration,
+    pub use_store: bool,
+}
+
+pub fn run(args: Args) -> anyhow::Result<Exit> {
+    let messages = Messages::new("kts-convert").quiet(args.quiet);
+    let settings = Settings {
+        default_root: args.root.clone(),
+        limits: formats::Limits {
+            max_unpacked_bytes: args.max_unpacked_mib << 20,
+            max_pdf_pages: args.max_pages,
+            ..formats::Limits::default()
+        },
+        timeout: Duration::from_secs(args.timeout.max(1)),
+        use_store: !args.no_store,
+    };
+    let threads = args
+        .threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .max(1);
+    let mut out = JsonlWriter::new();
+    let mut converted = 0usize;
+
+    let mut emit = |output: job::Output| -> anyhow::Result<bool> {
+        match output {
+            job::Output::Doc(doc) => {
+                converted += 1;
+                out.write(&doc)?;
+            }
+            job::Output::Failed(error) => {
+                messages.reject(&error.path, error.code, &error.message);
+                out.write(&error)?;
+                if args.fail_fast {
+                    return Ok(false);
+                }
+            }
+            job::Output::Pass(value) => out.write(&value)?,
+        }
+        Ok(true)
+    };
+    job::run_in_order(JsonlReader::stdin(), threads, &settings, &mut emit)?;
+    out.flush()?;
+    if args.stats {
+        messages.info(&format!(
+            "{converted} converted, {} failed",
+            messages.failures()
+        ));
+    }
+    Ok(messages.exit())
+}
+
+/// Reads records and classifies them for [`job::run_in_order`].
+pub(crate) fn classify(
+    item: Result<Incoming, (kts_record::ErrorCode, String)>,
+    at: &str,
+) -> job::Work {
+    match item {
+        Ok(Incoming::File(value)) => {
+            match serde_json::from_value::<kts_record::FileRecord>(value.clone()) {
+                Ok(file) if file.status == kts_record::FileStatus::Deleted => {
+                    job::Work::Pass(value)
+                }
+                Ok(file) => job::Work::Convert(Box::new(file)),
+                Err(e) => job::Work::Reject(
+                    kts_record::ErrorCode::BadRecord,
+                    at.to_string(),
+                    e.to_string(),
+                ),
+            }
+        }
+        Ok(
+            Incoming::Doc(value)
+            | Incoming::Chunk(value)
+            | Incoming::Error(value)
+            | Incoming::Other(value),
+        ) => job::Work::Pass(value),
+        Err((code, message)) => job::Work::Reject(code, at.to_string(), message),
+    }
+}

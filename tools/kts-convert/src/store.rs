@@ -1,0 +1,99 @@
+//! The converted documents kept in the scope: `.kts/documents/<doc_id>/`
+//! holds `content.md`, `metadata.json` (the `kts.doc/1` record without its
+//! Markdown) and `images/<sha256>.<ext>`. A document folder is built aside and
+//! renamed into place, so a reader never sees half of one.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use anyhow::Context;
+use kts_record::DocRecord;
+use serde_json::Value;
+
+use crate::images::Image;
+
+/// Changes whenever conversion output changes, so stored conversions are redone.
+const CONVERTER_REVISION: &str = concat!(env!("CARGO_PKG_VERSION"), "/1");
+
+pub fn documents_dir(root: &Path) -> PathBuf {
+    root.join(".kts").join("documents")
+}
+
+/// The stored conversion of a document, if it was made from the same source
+/// bytes by this converter revision.
+pub fn cached(root: &Path, doc_id: &str, source_sha256: &str) -> Option<DocRecord> {
+    let dir = documents_dir(root).join(doc_id);
+    let mut stored: Value =
+        serde_json::from_slice(&fs::read(dir.join("metadata.json")).ok()?).ok()?;
+    let object = stored.as_object_mut()?;
+    if object.remove("converter")?.as_str()? != CONVERTER_REVISION
+        || object.get("metadata")?.get("source_sha256")?.as_str()? != source_sha256
+    {
+        return None;
+    }
+    object.insert(
+        "markdown".into(),
+        fs::read_to_string(dir.join("content.md")).ok()?.into(),
+    );
+    serde_json::from_value(stored).ok()
+}
+
+/// Writes a document's folder, replacing the previous one.
+pub fn save(root: &Path, doc: &DocRecord, images: &[Image]) -> anyhow::Result<()> {
+    static SERIAL: AtomicUsize = AtomicUsize::new(0);
+    let documents = documents_dir(root);
+    let staging_area = documents.join(".staging");
+    fs::create_dir_all(&staging_area)
+        .with_context(|| format!("cannot create {}", staging_area.display()))?;
+    let unique = format!(
+        "{}-{}-{}",
+        doc.doc_id,
+        std::process::id(),
+        SERIAL.fetch_add(1, Ordering::Relaxed)
+    );
+    let staging = staging_area.join(&unique);
+    let result = write_folder(&staging, doc, images).and_then(|()| {
+        swap_into_place(
+            &staging,
+            &documents.join(&doc.doc_id),
+            &staging_area.join(format!("{unique}.old")),
+        )
+    });
+    if result.is_err() {
+        let _ = fs::remove_dir_all(&staging);
+    }
+    result
+}
+
+fn write_folder(dir: &Path, doc: &DocRecord, images: &[Image]) -> anyhow::Result<()> {
+    fs::create_dir_all(dir)?;
+    let images_dir = dir.join("images");
+    if !images.is_empty() {
+        fs::create_dir_all(&images_dir)?;
+    }
+    for image in images {
+        fs::write(images_dir.join(image.file_name()), &image.bytes)?;
+    }
+    fs::write(dir.join("content.md"), &doc.markdown)?;
+    let mut stored = serde_json::to_value(doc)?;
+    if let Some(object) = stored.as_object_mut() {
+        object.remove("markdown");
+        object.insert("converter".into(), CONVERTER_REVISION.into());
+    }
+    fs::write(
+        dir.join("metadata.json"),
+        serde_json::to_vec_pretty(&stored)?,
+    )?;
+    Ok(())
+}
+
+fn swap_into_place(staging: &Path, target: &Path, old: &Path) -> anyhow::Result<()> {
+    let had_previous = fs::rename(target, old).is_ok();
+    fs::rename(staging, target)
+        .with_context(|| format!("cannot move the document into {}", target.display()))?;
+    if had_previous {
+        fs::remove_dir_all(old).with_context(|| format!("cannot remove {}", old.display()))?;
+    }
+    Ok(())
+}

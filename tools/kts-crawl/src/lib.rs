@@ -1,0 +1,145 @@
+//! kts-crawl: walks a scope folder and emits one `kts.file/1` record per document.
+
+mod manifest;
+mod time;
+mod walk;
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::{CommandFactory, Parser};
+use kts_cli::{Exit, JsonlWriter, Messages};
+use kts_record::{FileRecord, FileStatus, schema_id};
+
+use manifest::{Entry, Manifest};
+
+const ABOUT: &str =
+    "List a scope's documents as kts.file/1 records, with their status since the last crawl";
+
+const AFTER_HELP: &str = "\
+Each supported file (md, txt, html, json, docx, pptx, pdf; format detected from
+the content) becomes one kts.file/1 line with its path relative to DIR, size,
+mtime, sha256, format and status: new, changed, unchanged or deleted against the
+manifest kept in DIR/.kts/manifest.json. Files whose size and mtime match the
+manifest are not read again. Hidden files, Office lock files (~$x.docx) and the
+.kts folder are skipped; symbolic links are followed only within DIR.
+
+Example:
+  kts-crawl docs | kts-convert | kts-chunk | head -3
+  kts-crawl docs --changed-only | jq -r 'select(.status != \"unchanged\") | .path'";
+
+#[derive(Parser, Debug)]
+#[command(name = "kts-crawl", version, about = ABOUT, after_help = AFTER_HELP)]
+pub struct Args {
+    /// The scope folder to crawl.
+    pub dir: PathBuf,
+
+    /// Emit only files that need work: new and changed ones, and deletions.
+    #[arg(long)]
+    pub changed_only: bool,
+
+    /// Report without recording: the manifest is left as it was.
+    #[arg(long)]
+    pub dry_run: bool,
+
+    /// Print a one-line summary on stderr at the end.
+    #[arg(long)]
+    pub stats: bool,
+
+    /// Do not print warnings about skipped files.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// The clap definition, for man pages and completions.
+pub fn command() -> clap::Command {
+    Args::command()
+}
+
+pub fn run(args: Args) -> anyhow::Result<Exit> {
+    let messages = Messages::new("kts-crawl").quiet(args.quiet);
+    let root = args
+        .dir
+        .canonicalize()
+        .with_context(|| format!("cannot open scope folder {}", args.dir.display()))?;
+    anyhow::ensure!(root.is_dir(), "{} is not a folder", root.display());
+    let root_text = root
+        .to_str()
+        .context("the scope folder's path is not valid UTF-8")?
+        .to_string();
+
+    let previous = Manifest::load(&root)?;
+    let mut next = Manifest::default();
+    let mut out = JsonlWriter::new();
+    let mut counts = [0usize; 4];
+
+    for found in walk::documents(&root, &messages) {
+        let (status, entry) = match classify(&previous, &found) {
+            Ok(Some(classified)) => classified,
+            Ok(None) => continue,
+            Err(err) => {
+                messages.reject(&found.path, kts_record::ErrorCode::Io, &format!("{err:#}"));
+                continue;
+            }
+        };
+        counts[status as usize] += 1;
+        if !(args.changed_only && status == FileStatus::Unchanged) {
+            out.write(&record(&root_text, &found.path, &entry, status))?;
+        }
+        next.insert(found.path, entry);
+    }
+
+    for (path, entry) in previous.entries() {
+        if !next.contains(path) {
+            counts[FileStatus::Deleted as usize] += 1;
+            out.write(&record(&root_text, path, entry, FileStatus::Deleted))?;
+        }
+    }
+    out.flush()?;
+
+    if !args.dry_run {
+        next.save(&root)?;
+    }
+    if args.stats {
+        let [new, changed, unchanged, deleted] = counts;
+        messages.info(&format!(
+            "{new} new, {changed} changed, {unchanged} unchanged, {deleted} deleted, {} unreadable",
+            messages.failures()
+        ));
+    }
+    Ok(messages.exit())
+}
+
+/// The file's status against the previous crawl, and its manifest entry;
+/// `None` when it is not a document kts handles.
+fn classify(
+    previous: &Manifest,
+    found: &walk::Found,
+) -> anyhow::Result<Option<(FileStatus, Entry)>> {
+    let old = previous.get(&found.path);
+    if let Some(old) = old.filter(|old| old.size == found.size && old.mtime_ns == found.mtime_ns) {
+        return Ok(Some((FileStatus::Unchanged, old.clone())));
+    }
+    let Some(entry) = found.describe()? else {
+        return Ok(None);
+    };
+    let status = match old {
+        None => FileStatus::New,
+        Some(old) if old.sha256 == entry.sha256 => FileStatus::Unchanged,
+        Some(_) => FileStatus::Changed,
+    };
+    Ok(Some((status, entry)))
+}
+
+fn record(root: &str, path: &str, entry: &Entry, status: FileStatus) -> FileRecord {
+    FileRecord {
+        schema: schema_id::FILE.into(),
+        path: path.to_string(),
+        root: Some(root.to_string()),
+        size: entry.size,
+        mtime: time::rfc3339_from_nanos(entry.mtime_ns),
+        sha256: entry.sha256.clone(),
+        format: entry.format,
+        status,
+    }
+}

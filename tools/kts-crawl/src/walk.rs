@@ -1,0 +1,206 @@
+//! Finding a scope's documents: what is skipped, and reading what is kept.
+
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+
+use kts_cli::Messages;
+use kts_record::detect_format;
+use sha2::{Digest, Sha256};
+use walkdir::WalkDir;
+
+use crate::manifest::Entry;
+use crate::time::nanos_since_epoch;
+
+/// A regular file under the root, before it is read.
+pub struct Found {
+    /// Relative to the root, `/`-separated.
+    pub path: String,
+    pub full_path: PathBuf,
+    pub size: u64,
+    pub mtime_ns: i128,
+}
+
+/// Files that are never documents: editor and OS junk, Office lock files.
+fn is_junk(name: &str) -> bool {
+    name.starts_with('.')
+        || name.starts_with("~$")
+        || name.starts_with(".~lock")
+        || name.ends_with('~')
+        || (name.starts_with('#') && name.ends_with('#'))
+        || name.ends_with(".tmp")
+        || name.ends_with(".swp")
+        || name.eq_ignore_ascii_case("thumbs.db")
+        || name.eq_ignore_ascii_case("desktop.ini")
+}
+
+/// Walks the root in path order, following symbolic links that stay inside it.
+pub fn documents<'a>(root: &'a Path, messages: &'a Messages) -> impl Iterator<Item = Found> + 'a {
+    WalkDir::new(root)
+        .follow_links(true)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(move |entry| {
+            if entry.depth() == 0 {
+                return true;
+            }
+            if entry.file_name().to_str().is_some_and(is_junk) {
+                return false;
+            }
+            // Checked before descending: a link to a folder outside would leave the scope.
+            if entry.path_is_symlink() && !stays_inside(root, entry.path()) {
+                messages.warn(&format!(
+                    "skipped {}: symbolic link leads outside the scope",
+                    relative(root, entry.path())
+                ));
+                return false;
+            }
+            true
+        })
+        .filter_map(move |entry| {
+            let entry = match entry {
+                Ok(entry) => entry,
+                Err(err) => {
+                    let at = err
+                        .path()
+                        .map(|p| relative(root, p))
+                        .unwrap_or_else(|| ".".into());
+                    messages.warn(&format!("skipped {at}: {}", loop_or_error(&err)));
+                    return None;
+                }
+            };
+            if !entry.file_type().is_file() {
+                return None;
+            }
+            let path = relative(root, entry.path());
+            if entry.path().to_str().is_none() {
+                messages.warn(&format!("skipped {path}: file name is not valid UTF-8"));
+                return None;
+            }
+            // A link into a skipped folder (such as .kts) would smuggle it back in.
+            if entry.path_is_symlink() && resolves_into_junk(root, entry.path()) {
+                return None;
+            }
+            let metadata = match entry.metadata() {
+                Ok(metadata) => metadata,
+                Err(err) => {
+                    messages.warn(&format!("skipped {path}: {err}"));
+                    return None;
+                }
+            };
+            let mtime_ns = metadata.modified().map(nanos_since_epoch).unwrap_or(0);
+            Some(Found {
+                path,
+                full_path: entry.into_path(),
+                size: metadata.len(),
+                mtime_ns,
+            })
+        })
+}
+
+fn loop_or_error(err: &walkdir::Error) -> String {
+    if err.loop_ancestor().is_some() {
+        "symbolic link loop".into()
+    } else {
+        err.to_string()
+    }
+}
+
+fn relative(root: &Path, path: &Path) -> String {
+    let relative = path.strip_prefix(root).unwrap_or(path);
+    relative
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy())
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+fn stays_inside(root: &Path, path: &Path) -> bool {
+    path.canonicalize()
+        .is_ok_and(|target| target.starts_with(root))
+}
+
+fn resolves_into_junk(root: &Path, path: &Path) -> bool {
+    let Ok(target) = path.canonicalize() else {
+        return true;
+    };
+    let inside = target.strip_prefix(root).unwrap_or(&target);
+    inside
+        .components()
+        .any(|c| c.as_os_str().to_str().is_some_and(is_junk))
+}
+
+/// Bytes read from each end of a file to tell its format.
+const HEAD_BYTES: usize = 8 << 10;
+const TAIL_BYTES: u64 = 256 << 10;
+/// Files at least this large are hashed through a memory map.
+const MAP_THRESHOLD: u64 = 4 << 20;
+
+impl Found {
+    /// Reads the file: its format and hash. `None` when it is not a document kts handles.
+    pub fn describe(&self) -> anyhow::Result<Option<Entry>> {
+        let mut file = File::open(&self.full_path)?;
+        let extension = self.full_path.extension().and_then(|e| e.to_str());
+        let mut head = Vec::with_capacity(HEAD_BYTES);
+        (&mut file).take(HEAD_BYTES as u64).read_to_end(&mut head)?;
+        let mut tail = Vec::new();
+        if self.size > HEAD_BYTES as u64 {
+            file.seek(SeekFrom::Start(
+                self.size.saturating_sub(TAIL_BYTES).max(HEAD_BYTES as u64),
+            ))?;
+            file.read_to_end(&mut tail)?;
+        }
+        let Some(format) = detect_format(&head, &tail, extension) else {
+            return Ok(None);
+        };
+        file.seek(SeekFrom::Start(0))?;
+        let sha256 = hash(&file, self.size)?;
+        Ok(Some(Entry {
+            size: self.size,
+            mtime_ns: self.mtime_ns,
+            sha256,
+            format,
+        }))
+    }
+}
+
+fn hash(file: &File, size: u64) -> anyhow::Result<String> {
+    let mut hasher = Sha256::new();
+    if size >= MAP_THRESHOLD {
+        #[allow(unsafe_code)]
+        // SAFETY: the map is read-only and dropped before return; a file truncated
+        // by another process meanwhile can fault, the same risk every mmap reader takes.
+        let map = unsafe { memmap2::Mmap::map(file)? };
+        hasher.update(&map[..]);
+    } else {
+        std::io::copy(&mut (&*file), &mut hasher)?;
+    }
+    Ok(hasher
+        .finalize()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_junk;
+
+    #[test]
+    fn junk_names() {
+        for junk in [
+            ".DS_Store",
+            ".kts",
+            "~$report.docx",
+            "notes.md~",
+            "#draft#",
+            "a.tmp",
+            "Thumbs.db",
+        ] {
+            assert!(is_junk(junk), "{junk}");
+        }
+        for kept in ["report.docx", "README.md", "a~b.txt"] {
+            assert!(!is_junk(kept), "{kept}");
+        }
+    }
+}

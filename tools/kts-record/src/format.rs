@@ -1,0 +1,180 @@
+use serde::{Deserialize, Serialize};
+
+/// A document format kts converts.
+#[derive(Serialize, Deserialize, schemars::JsonSchema, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[serde(rename_all = "lowercase")]
+pub enum Format {
+    Md,
+    Txt,
+    Html,
+    Json,
+    Docx,
+    Pptx,
+    Pdf,
+}
+
+impl Format {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Md => "md",
+            Self::Txt => "txt",
+            Self::Html => "html",
+            Self::Json => "json",
+            Self::Docx => "docx",
+            Self::Pptx => "pptx",
+            Self::Pdf => "pdf",
+        }
+    }
+
+    /// The format an extension names, if kts handles it.
+    pub fn from_extension(ext: &str) -> Option<Format> {
+        Some(match ext.to_ascii_lowercase().as_str() {
+            "md" | "markdown" | "mdown" | "mkd" => Self::Md,
+            "txt" | "text" => Self::Txt,
+            "html" | "htm" | "xhtml" => Self::Html,
+            "json" => Self::Json,
+            "docx" | "docm" => Self::Docx,
+            "pptx" | "pptm" => Self::Pptx,
+            "pdf" => Self::Pdf,
+            _ => return None,
+        })
+    }
+}
+
+/// What the first bytes of a file say it is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Magic {
+    Pdf,
+    /// A zip package: which Office part it holds, if any.
+    Zip(Option<Format>),
+    /// An OLE compound file: legacy Office, or an encrypted OOXML package.
+    Compound,
+    Binary,
+    Text,
+}
+
+fn sniff(head: &[u8], zip_names: &[u8]) -> Magic {
+    if head.starts_with(b"%PDF-")
+        || head
+            .get(..1024)
+            .unwrap_or(head)
+            .windows(5)
+            .any(|w| w == b"%PDF-")
+    {
+        return Magic::Pdf;
+    }
+    if head.starts_with(b"PK\x03\x04") {
+        let office = if contains(zip_names, b"word/document.xml") {
+            Some(Format::Docx)
+        } else if contains(zip_names, b"ppt/presentation.xml") {
+            Some(Format::Pptx)
+        } else {
+            None
+        };
+        return Magic::Zip(office);
+    }
+    if head.starts_with(&[0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1]) {
+        return Magic::Compound;
+    }
+    let sample = &head[..head.len().min(8192)];
+    let utf16 = sample.starts_with(&[0xFF, 0xFE]) || sample.starts_with(&[0xFE, 0xFF]);
+    if !utf16 && sample.contains(&0) {
+        return Magic::Binary;
+    }
+    // Text (UTF-8 or a legacy code page) has few control bytes besides line breaks.
+    let control = sample
+        .iter()
+        .filter(|&&b| b < 0x20 && !matches!(b, b'\n' | b'\r' | b'\t' | 0x0C | 0x1B))
+        .count();
+    if !utf16 && control * 20 > sample.len() {
+        return Magic::Binary;
+    }
+    Magic::Text
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+/// Detects a file's format from its content, using the extension only to tell
+/// plain-text formats apart (and to claim files whose content is unrecognisable,
+/// so that the converter can report them).
+///
+/// `head` is the start of the file; `tail` its last bytes (where a zip keeps its
+/// directory of entry names). Returns `None` for files kts does not handle.
+pub fn detect_format(head: &[u8], tail: &[u8], extension: Option<&str>) -> Option<Format> {
+    let by_extension = extension.and_then(Format::from_extension);
+    let mut names = head.to_vec();
+    names.extend_from_slice(tail);
+    match sniff(head, &names) {
+        Magic::Pdf => Some(Format::Pdf),
+        Magic::Zip(Some(office)) => Some(office),
+        Magic::Zip(None) | Magic::Compound | Magic::Binary => {
+            by_extension.filter(|f| matches!(f, Format::Docx | Format::Pptx | Format::Pdf))
+        }
+        Magic::Text => match by_extension {
+            Some(Format::Md | Format::Txt | Format::Html | Format::Json) => by_extension,
+            // A binary format's extension on text content: let the converter report it.
+            Some(binary) => Some(binary),
+            None => sniff_text(head),
+        },
+    }
+}
+
+/// Recognises HTML and JSON by their opening, for files without a telling extension.
+fn sniff_text(head: &[u8]) -> Option<Format> {
+    let text = String::from_utf8_lossy(&head[..head.len().min(1024)]).to_ascii_lowercase();
+    let start = text.trim_start_matches('\u{feff}').trim_start();
+    if start.starts_with("<!doctype html") || start.starts_with("<html") {
+        Some(Format::Html)
+    } else {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn content_wins_over_extension() {
+        assert_eq!(
+            detect_format(b"%PDF-1.7\n", b"", Some("docx")),
+            Some(Format::Pdf)
+        );
+        let docx = b"PK\x03\x04....[Content_Types].xml....word/document.xml";
+        assert_eq!(detect_format(docx, b"", Some("pdf")), Some(Format::Docx));
+        let pptx_tail = b"PK\x01\x02ppt/presentation.xml";
+        assert_eq!(
+            detect_format(b"PK\x03\x04xx", pptx_tail, None),
+            Some(Format::Pptx)
+        );
+    }
+
+    #[test]
+    fn text_formats_follow_the_extension() {
+        assert_eq!(detect_format(b"# Title", b"", Some("md")), Some(Format::Md));
+        assert_eq!(
+            detect_format(b"{\"a\":1}", b"", Some("json")),
+            Some(Format::Json)
+        );
+        assert_eq!(
+            detect_format(b"<!DOCTYPE html><p>", b"", None),
+            Some(Format::Html)
+        );
+        assert_eq!(detect_format(b"fn main() {}", b"", Some("rs")), None);
+    }
+
+    #[test]
+    fn binary_junk_is_not_claimed_without_a_document_extension() {
+        assert_eq!(detect_format(&[0, 1, 2, 3, 0xff], b"", Some("bin")), None);
+        assert_eq!(detect_format(&[0, 1, 2, 3, 0xff], b"", Some("md")), None);
+        assert_eq!(
+            detect_format(&[0, 1, 2, 3, 0xff], b"", Some("pdf")),
+            Some(Format::Pdf)
+        );
+        let ole = [0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1, 0];
+        assert_eq!(detect_format(&ole, b"", Some("docx")), Some(Format::Docx));
+        assert_eq!(detect_format(&ole, b"", Some("ppt")), None);
+    }
+}

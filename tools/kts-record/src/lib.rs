@@ -1,0 +1,55 @@
+//! The records kts tools exchange as JSON Lines.
+//!
+//! Every record carries `"schema": "kts.<kind>/<version>"`. Fields named here
+//! are a contract: tools may add fields, but never rename or remove these.
+//! A record carrying only the required fields must be accepted downstream.
+
+mod error_code;
+mod format;
+mod records;
+
+pub use error_code::ErrorCode;
+pub use format::{Format, detect_format};
+pub use records::{ChunkRecord, DocRecord, ErrorRecord, FileRecord, FileStatus, ImageRef};
+
+/// Schema ids of the current record versions.
+pub mod schema_id {
+    pub const FILE: &str = "kts.file/1";
+    pub const DOC: &str = "kts.doc/1";
+    pub const CHUNK: &str = "kts.chunk/1";
+    pub const ERROR: &str = "kts.error/1";
+}
+
+/// A record type with a schema id, so generic code can name and check it.
+pub trait Record: serde::Serialize + serde::de::DeserializeOwned + schemars::JsonSchema {
+    const SCHEMA: &'static str;
+    /// The file name of its JSON Schema in `schemas/`.
+    fn schema_file_name() -> String {
+        format!("{}.schema.json", Self::SCHEMA.replace('/', ".v"))
+    }
+}
+
+impl Record for FileRecord {
+    const SCHEMA: &'static str = schema_id::FILE;
+}
+impl Record for DocRecord {
+    const SCHEMA: &'static str = schema_id::DOC;
+}
+impl Record for ChunkRecord {
+    const SCHEMA: &'static str = schema_id::CHUNK;
+}
+impl Record for ErrorRecord {
+    const SCHEMA: &'static str = schema_id::ERROR;
+}
+
+/// The JSON Schema of a record type, as committed in `schemas/`.
+pub fn json_schema<R: Record>() -> serde_json::Value {
+    let mut schema = serde_json::to_value(schemars::schema_for!(R)).expect("schema serialises");
+    if let Some(object) = schema.as_object_mut() {
+        object.insert(
+            "$id".into(),
+            format!("https://kts.invalid/schemas/{}", R::schema_file_name()).into(),
+        );
+    }
+    schema
+}

@@ -1,0 +1,163 @@
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::{ErrorCode, Format, schema_id};
+
+fn file_schema() -> String {
+    schema_id::FILE.into()
+}
+fn doc_schema() -> String {
+    schema_id::DOC.into()
+}
+fn chunk_schema() -> String {
+    schema_id::CHUNK.into()
+}
+fn error_schema() -> String {
+    schema_id::ERROR.into()
+}
+
+/// Where a file stands against the scope's previous crawl.
+#[derive(Serialize, Deserialize, schemars::JsonSchema, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum FileStatus {
+    New,
+    Changed,
+    Unchanged,
+    Deleted,
+}
+
+/// `kts.file/1`: one file of a scope, as found by kts-crawl.
+#[derive(Serialize, Deserialize, schemars::JsonSchema, Clone, Debug, PartialEq)]
+#[schemars(
+    title = "kts.file/1",
+    description = "One file of a scope, as found by kts-crawl."
+)]
+pub struct FileRecord {
+    #[serde(default = "file_schema")]
+    #[schemars(extend("const" = "kts.file/1"))]
+    pub schema: String,
+    /// Path relative to the scope root, with `/` separators.
+    pub path: String,
+    /// Absolute path of the scope root the file belongs to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub root: Option<String>,
+    /// Size in bytes.
+    pub size: u64,
+    /// Modification time, RFC 3339 in UTC with nanoseconds.
+    pub mtime: String,
+    /// SHA-256 of the content, lowercase hex.
+    pub sha256: String,
+    /// Format detected from the content (and the extension where content is plain text).
+    pub format: Format,
+    pub status: FileStatus,
+}
+
+/// An image extracted from a document, stored once by content hash.
+#[derive(Serialize, Deserialize, schemars::JsonSchema, Clone, Debug, PartialEq)]
+pub struct ImageRef {
+    /// Path relative to the scope root: `.kts/documents/<doc_id>/images/<sha256>.<ext>`.
+    pub path: String,
+    pub sha256: String,
+    pub media_type: String,
+}
+
+/// `kts.doc/1`: one document converted to Markdown.
+#[derive(Serialize, Deserialize, schemars::JsonSchema, Clone, Debug, PartialEq)]
+#[schemars(
+    title = "kts.doc/1",
+    description = "One document converted to Markdown."
+)]
+pub struct DocRecord {
+    #[serde(default = "doc_schema")]
+    #[schemars(extend("const" = "kts.doc/1"))]
+    pub schema: String,
+    /// Stable id of the document: derived from its path within the scope.
+    pub doc_id: String,
+    /// Path relative to the scope root (or any identifier of the source).
+    pub path: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub root: Option<String>,
+    #[serde(default)]
+    pub title: String,
+    /// POLICY, SOP, REFERENCE, GUIDE, TROUBLESHOOT, ... or GENERAL.
+    #[serde(default = "general")]
+    pub doc_type: String,
+    #[serde(default = "markdown_format")]
+    pub format: Format,
+    pub markdown: String,
+    #[serde(default)]
+    pub images: Vec<ImageRef>,
+    /// Free-form metadata: dates, keywords, author, pages, source_sha256, ...
+    #[serde(default)]
+    pub metadata: Map<String, Value>,
+}
+
+fn general() -> String {
+    "GENERAL".into()
+}
+fn markdown_format() -> Format {
+    Format::Md
+}
+
+/// `kts.chunk/1`: a span of a document's Markdown, ready to embed and index.
+#[derive(Serialize, Deserialize, schemars::JsonSchema, Clone, Debug, PartialEq)]
+#[schemars(
+    title = "kts.chunk/1",
+    description = "A span of a document's Markdown."
+)]
+pub struct ChunkRecord {
+    #[serde(default = "chunk_schema")]
+    #[schemars(extend("const" = "kts.chunk/1"))]
+    pub schema: String,
+    /// Stable id: the same text at the same place in the same document keeps its id.
+    pub chunk_id: String,
+    pub doc_id: String,
+    pub path: String,
+    /// Position of the chunk within its document, from 0.
+    pub index: usize,
+    /// Exactly the document's Markdown between `start` and `end`.
+    pub text: String,
+    /// Headings above the chunk, outermost first.
+    #[serde(default)]
+    pub heading_path: Vec<String>,
+    /// Offset of the first character, in Unicode scalar values (as Python's `str`).
+    pub start: usize,
+    /// Offset one past the last character, in Unicode scalar values.
+    pub end: usize,
+    /// PDF page the chunk starts on, from 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page: Option<u32>,
+    /// Slide the chunk starts on, from 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slide: Option<u32>,
+}
+
+/// `kts.error/1`: an input a stage could not process. The stream goes on.
+#[derive(Serialize, Deserialize, schemars::JsonSchema, Clone, Debug, PartialEq)]
+#[schemars(
+    title = "kts.error/1",
+    description = "An input a stage could not process."
+)]
+pub struct ErrorRecord {
+    #[serde(default = "error_schema")]
+    #[schemars(extend("const" = "kts.error/1"))]
+    pub schema: String,
+    /// The tool that failed, e.g. `kts-convert`.
+    pub stage: String,
+    /// The file (relative to the scope root) or input position, e.g. `stdin:12`.
+    pub path: String,
+    pub code: ErrorCode,
+    pub message: String,
+}
+
+impl ErrorRecord {
+    pub fn new(stage: &str, path: &str, code: ErrorCode, message: impl Into<String>) -> Self {
+        Self {
+            schema: error_schema(),
+            stage: stage.into(),
+            path: path.into(),
+            code,
+            message: message.into(),
+        }
+    }
+}

@@ -1,0 +1,114 @@
+//! Documents in every format kts reads, written from one simple outline.
+//!
+//! Tests build an [`Outline`] (by hand or with [`Outline::from_markdown`]) and
+//! render it with [`to_markdown`], [`to_text`], [`to_html`], [`to_json`],
+//! [`to_docx`], [`to_pptx`] or [`to_pdf`] (or [`render`] with a [`Format`]);
+//! [`damage`] makes broken and hostile copies; [`tiny_png`] makes images.
+//! Every writer is deterministic: the same outline gives the same bytes.
+//!
+//! The binary `kts-sample DIR` writes the demo scope: kts's own documentation
+//! (the Markdown files in this crate's `docs/`) rendered in every format.
+
+pub mod damage;
+mod demo;
+mod docx;
+mod html;
+mod json;
+mod outline;
+mod package;
+mod pdf;
+mod png;
+mod pptx;
+mod pptx_static;
+mod text;
+mod xml;
+
+use std::path::PathBuf;
+
+pub use demo::{DEMO_FILES, write_demo};
+pub use docx::to_docx;
+pub use html::to_html;
+pub use json::to_json;
+pub use outline::{Block, Outline};
+pub use pdf::to_pdf;
+pub use png::tiny_png;
+pub use pptx::to_pptx;
+pub use text::{to_markdown, to_text};
+
+/// The formats the writers produce.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Md,
+    Txt,
+    Html,
+    Json,
+    Docx,
+    Pptx,
+    Pdf,
+}
+
+impl Format {
+    pub const ALL: [Format; 7] = [
+        Self::Md,
+        Self::Txt,
+        Self::Html,
+        Self::Json,
+        Self::Docx,
+        Self::Pptx,
+        Self::Pdf,
+    ];
+
+    /// The file extension, without the dot.
+    pub fn extension(self) -> &'static str {
+        match self {
+            Self::Md => "md",
+            Self::Txt => "txt",
+            Self::Html => "html",
+            Self::Json => "json",
+            Self::Docx => "docx",
+            Self::Pptx => "pptx",
+            Self::Pdf => "pdf",
+        }
+    }
+}
+
+/// Renders `outline` in `format`.
+pub fn render(outline: &Outline, format: Format) -> anyhow::Result<Vec<u8>> {
+    Ok(match format {
+        Format::Md => to_markdown(outline),
+        Format::Txt => to_text(outline),
+        Format::Html => to_html(outline),
+        Format::Json => to_json(outline),
+        Format::Docx => to_docx(outline)?,
+        Format::Pptx => to_pptx(outline)?,
+        Format::Pdf => to_pdf(outline)?,
+    })
+}
+
+const AFTER_HELP: &str = "\
+Example:
+  kts-sample sample && kts-crawl sample | kts-convert | kts-chunk | head
+
+Writes kts's own documentation as .md, .txt, .html, .json, .docx, .pptx and
+.pdf files into DIR (created if needed), one line per file on stderr.";
+
+/// Write a demo scope: kts's own documentation in every format kts reads.
+#[derive(clap::Parser, Debug)]
+#[command(name = "kts-sample", version, about, after_help = AFTER_HELP)]
+pub struct Args {
+    /// Folder to write the demo documents into (created if missing).
+    pub dir: PathBuf,
+}
+
+/// The clap command, for man pages and completions.
+pub fn command() -> clap::Command {
+    <Args as clap::CommandFactory>::command()
+}
+
+/// Writes the demo scope into `args.dir`, reporting each file on stderr.
+pub fn run(args: Args) -> anyhow::Result<kts_cli::Exit> {
+    for path in write_demo(&args.dir)? {
+        eprintln!("kts-sample: wrote {}", path.display());
+    }
+    Ok(kts_cli::Exit::Ok)
+}
