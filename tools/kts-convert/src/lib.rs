@@ -33,7 +33,7 @@ and the exit status is 1. Other records (deletions, errors) pass through.
 
 Example:
   kts-crawl docs | kts-convert | kts-chunk | head -3
-  kts-crawl docs | kts-convert | jq -r 'select(.schema == \"kts.doc/1\") | [.doc_type, .title] | @tsv'";
+  kts-crawl docs | kts-convert | jq -r 'select(.title) | [.doc_type, .title] | @tsv'";
 
 #[derive(Parser, Debug, Clone)]
 #[command(name = "kts-convert", version, about = ABOUT, after_help = AFTER_HELP)]

@@ -83,16 +83,46 @@ fn choose_title(property: Option<&str>, markdown: &str, path: &str) -> String {
     if let Some(title) = property.filter(|t| !placeholder(t)) {
         return collapse_whitespace(title);
     }
-    if let Some(heading) = markdown
-        .lines()
-        .find_map(heading_text)
-        .filter(|h| !placeholder(h))
-    {
+    if let Some(heading) = first_heading(markdown).filter(|h| !placeholder(h)) {
         return heading;
+    }
+    if let Some(line) = title_like_first_line(markdown) {
+        return line;
     }
     let name = path.rsplit('/').next().unwrap_or(path);
     let stem = name.rsplit_once('.').map_or(name, |(stem, _)| stem);
     collapse_whitespace(&stem.replace(['_', '-'], " "))
+}
+
+/// The first ATX (`# Title`) or setext (`Title` over `=====`) heading.
+fn first_heading(markdown: &str) -> Option<String> {
+    let lines: Vec<&str> = markdown.lines().take(500).collect();
+    lines.iter().enumerate().find_map(|(i, line)| {
+        heading_text(line).or_else(|| {
+            let underline = lines.get(i + 1)?.trim();
+            let setext = underline.len() >= 3
+                && (underline.bytes().all(|b| b == b'=') || underline.bytes().all(|b| b == b'-'));
+            (setext && !line.trim().is_empty() && !line.starts_with(['-', '|']))
+                .then(|| collapse_whitespace(line))
+        })
+    })
+}
+
+/// A short first line that reads like a title (plain text files often start with one).
+fn title_like_first_line(markdown: &str) -> Option<String> {
+    const MAX_TITLE_CHARS: usize = 80;
+    let mut lines = markdown
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with("<!--"));
+    let first = lines.next()?;
+    let more_follows = lines.next().is_some();
+    let sentence = first.ends_with(['.', ',', ';', ':']);
+    (more_follows
+        && !sentence
+        && first.chars().count() <= MAX_TITLE_CHARS
+        && first.chars().any(char::is_alphabetic))
+    .then(|| collapse_whitespace(first.trim_start_matches(['-', '*', '#', '>', ' '])))
 }
 
 fn heading_text(line: &str) -> Option<String> {
@@ -489,7 +519,15 @@ mod tests {
             "Quarterly Review"
         );
         assert_eq!(
-            choose_title(None, "no headings", "dir/incident_report-2024.pdf"),
+            choose_title(None, "Leave rules\n===\n\nText.", "a.txt"),
+            "Leave rules"
+        );
+        assert_eq!(
+            choose_title(None, "Leave rules for staff\n\nText.", "a.txt"),
+            "Leave rules for staff"
+        );
+        assert_eq!(
+            choose_title(None, "One sentence only.", "dir/incident_report-2024.pdf"),
             "incident report 2024"
         );
     }

@@ -26,7 +26,7 @@ manifest are not read again. Hidden files, Office lock files (~$x.docx) and the
 
 Example:
   kts-crawl docs | kts-convert | kts-chunk | head -3
-  kts-crawl docs --changed-only | jq -r 'select(.status != \"unchanged\") | .path'";
+  kts-crawl docs --changed-only | jq -r '[.status, .path] | @tsv'";
 
 #[derive(Parser, Debug)]
 #[command(name = "kts-crawl", version, about = ABOUT, after_help = AFTER_HELP)]
@@ -78,7 +78,12 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
             Ok(Some(classified)) => classified,
             Ok(None) => continue,
             Err(err) => {
-                messages.reject(&found.path, kts_record::ErrorCode::Io, &format!("{err:#}"));
+                let error = messages.reject_record(
+                    &found.path,
+                    kts_record::ErrorCode::Io,
+                    &format!("{err:#}"),
+                );
+                out.write(&error)?;
                 continue;
             }
         };

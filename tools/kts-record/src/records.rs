@@ -35,6 +35,7 @@ pub enum FileStatus {
 pub struct FileRecord {
     #[serde(default = "file_schema")]
     #[schemars(extend("const" = "kts.file/1"))]
+    #[schemars(required)]
     pub schema: String,
     /// Path relative to the scope root, with `/` separators.
     pub path: String,
@@ -70,6 +71,7 @@ pub struct ImageRef {
 pub struct DocRecord {
     #[serde(default = "doc_schema")]
     #[schemars(extend("const" = "kts.doc/1"))]
+    #[schemars(required)]
     pub schema: String,
     /// Stable id of the document: derived from its path within the scope.
     pub doc_id: String,
@@ -108,6 +110,7 @@ fn markdown_format() -> Format {
 pub struct ChunkRecord {
     #[serde(default = "chunk_schema")]
     #[schemars(extend("const" = "kts.chunk/1"))]
+    #[schemars(required)]
     pub schema: String,
     /// Stable id: the same text at the same place in the same document keeps its id.
     pub chunk_id: String,
@@ -141,6 +144,7 @@ pub struct ChunkRecord {
 pub struct ErrorRecord {
     #[serde(default = "error_schema")]
     #[schemars(extend("const" = "kts.error/1"))]
+    #[schemars(required)]
     pub schema: String,
     /// The tool that failed, e.g. `kts-convert`.
     pub stage: String,

@@ -35,42 +35,18 @@ pub use png::tiny_png;
 pub use pptx::to_pptx;
 pub use text::{to_markdown, to_text};
 
-/// The formats the writers produce.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Format {
-    Md,
-    Txt,
-    Html,
-    Json,
-    Docx,
-    Pptx,
-    Pdf,
-}
+pub use kts_record::Format;
 
-impl Format {
-    pub const ALL: [Format; 7] = [
-        Self::Md,
-        Self::Txt,
-        Self::Html,
-        Self::Json,
-        Self::Docx,
-        Self::Pptx,
-        Self::Pdf,
-    ];
-
-    /// The file extension, without the dot.
-    pub fn extension(self) -> &'static str {
-        match self {
-            Self::Md => "md",
-            Self::Txt => "txt",
-            Self::Html => "html",
-            Self::Json => "json",
-            Self::Docx => "docx",
-            Self::Pptx => "pptx",
-            Self::Pdf => "pdf",
-        }
-    }
-}
+/// Every format kts reads, in the order the writers are listed above.
+pub const ALL_FORMATS: [Format; 7] = [
+    Format::Md,
+    Format::Txt,
+    Format::Html,
+    Format::Json,
+    Format::Docx,
+    Format::Pptx,
+    Format::Pdf,
+];
 
 /// Renders `outline` in `format`.
 pub fn render(outline: &Outline, format: Format) -> anyhow::Result<Vec<u8>> {
@@ -94,7 +70,12 @@ Writes kts's own documentation as .md, .txt, .html, .json, .docx, .pptx and
 
 /// Write a demo scope: kts's own documentation in every format kts reads.
 #[derive(clap::Parser, Debug)]
-#[command(name = "kts-sample", version, about, after_help = AFTER_HELP)]
+#[command(
+    name = "kts-sample",
+    version,
+    about = "Write a demo scope: kts's own documentation in every format kts reads",
+    after_help = AFTER_HELP
+)]
 pub struct Args {
     /// Folder to write the demo documents into (created if missing).
     pub dir: PathBuf,

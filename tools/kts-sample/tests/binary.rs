@@ -21,8 +21,8 @@ fn writes_every_format_and_reports_on_stderr() {
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert_eq!(stderr.lines().count(), DEMO_FILES.len());
     assert!(stderr.lines().all(|l| l.starts_with("kts-sample: ")));
-    for format in Format::ALL {
-        let ext = format!(".{}", format.extension());
+    for format in kts_sample::ALL_FORMATS {
+        let ext = format!(".{}", format.as_str());
         let (name, ..) = DEMO_FILES
             .iter()
             .find(|(n, ..)| n.ends_with(&ext))

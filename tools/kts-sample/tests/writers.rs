@@ -2,8 +2,7 @@ mod common;
 
 use common::{assert_consistent_package, assert_well_formed, full_outline, text, unzip, unzip_map};
 use kts_sample::{
-    Format, Outline, render, tiny_png, to_docx, to_html, to_json, to_markdown, to_pdf, to_pptx,
-    to_text,
+    Outline, render, tiny_png, to_docx, to_html, to_json, to_markdown, to_pdf, to_pptx, to_text,
 };
 
 #[test]
@@ -273,7 +272,7 @@ fn pdf_draws_png_images_as_xobjects() {
 
 #[test]
 fn every_writer_is_deterministic() {
-    for format in Format::ALL {
+    for format in kts_sample::ALL_FORMATS {
         let first = render(&full_outline(), format).unwrap();
         render(
             &Outline::new("Something else")

@@ -1,0 +1,42 @@
+# kts — common tasks. `make help` lists them.
+CARGO ?= cargo
+RELEASE := target/release
+SAMPLE := sample
+
+.PHONY: help build demo test test-shared lint docs bench clean-sample
+
+help:
+	@echo "make demo         write the bundled sample to $(SAMPLE)/ and run the pipeline on it"
+	@echo "make test         run every self-contained test"
+	@echo "make test-shared  run the suites that measure against ../shared (fixtures, quality)"
+	@echo "make lint         cargo fmt --check and clippy with warnings as errors"
+	@echo "make docs         regenerate schemas/, man/ and completions/ from the code"
+	@echo "make bench        throughput benchmark of crawl | convert | chunk"
+
+build:
+	$(CARGO) build --release --bins
+
+demo: build
+	$(RELEASE)/kts-sample $(SAMPLE)
+	pipelines/demo.sh $(RELEASE) $(SAMPLE)
+
+test:
+	$(CARGO) build --workspace --bins
+	$(CARGO) test --workspace
+
+test-shared:
+	$(CARGO) build --workspace --bins
+	$(CARGO) test -p kts-tests --features shared-data -- --nocapture
+
+lint:
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --workspace --all-targets --all-features -- -D warnings
+
+docs:
+	$(CARGO) run -q -p kts-docgen
+
+bench: build
+	pipelines/bench/ingest.sh
+
+clean-sample:
+	rm -rf $(SAMPLE)

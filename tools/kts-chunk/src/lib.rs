@@ -1,0 +1,136 @@
+//! kts-chunk: splits each `kts.doc/1` document's Markdown into `kts.chunk/1` records.
+
+mod blocks;
+mod splitter;
+
+use clap::{CommandFactory, Parser};
+use kts_cli::{Exit, Incoming, JsonlReader, JsonlWriter, Messages};
+use kts_record::{ChunkRecord, DocRecord, ErrorCode};
+
+pub use splitter::{Chunk, ChunkSettings, split};
+
+const ABOUT: &str =
+    "Split kts.doc/1 Markdown into kts.chunk/1 records at headings, paragraphs and sentences";
+
+const AFTER_HELP: &str = "\
+Reads kts.doc/1 records on stdin. Each document is passed through, followed by
+its chunks: spans of its Markdown of about --size characters that end at
+sentence boundaries, overlapping by about --overlap characters. Headings start
+new chunks; tables and code blocks are kept whole when they fit. Each chunk
+carries its heading path, its character offsets into the Markdown (text equals
+markdown[start:end], counted in Unicode scalar values as Python does), and the
+page or slide it starts on. chunk_id is stable: the same text in the same
+document keeps its id. Other records pass through unchanged.
+
+Example:
+  kts-crawl docs | kts-convert | kts-chunk --chunks-only | jq -c '{path, heading_path}'";
+
+#[derive(Parser, Debug)]
+#[command(name = "kts-chunk", version, about = ABOUT, after_help = AFTER_HELP)]
+pub struct Args {
+    /// Target chunk size in characters; no chunk is longer, except a short
+    /// trailing fragment merged into the chunk before it.
+    #[arg(long, value_name = "CHARS", default_value_t = 1000, value_parser = clap::value_parser!(u32).range(50..))]
+    pub size: u32,
+
+    /// Characters a chunk repeats from the end of the chunk before it (whole sentences).
+    #[arg(long, value_name = "CHARS", default_value_t = 200)]
+    pub overlap: u32,
+
+    /// A trailing fragment shorter than this is merged into the chunk before it.
+    #[arg(long, value_name = "CHARS", default_value_t = 100)]
+    pub min_size: u32,
+
+    /// Write only chunks: do not pass the kts.doc/1 records through.
+    #[arg(long)]
+    pub chunks_only: bool,
+
+    /// Print a one-line summary on stderr at the end.
+    #[arg(long)]
+    pub stats: bool,
+
+    /// Do not print per-record errors (the exit status still tells).
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// The clap definition, for man pages and completions.
+pub fn command() -> clap::Command {
+    Args::command()
+}
+
+pub fn run(args: Args) -> anyhow::Result<Exit> {
+    let messages = Messages::new("kts-chunk").quiet(args.quiet);
+    let settings = ChunkSettings {
+        size: args.size as usize,
+        overlap: (args.overlap as usize).min(args.size as usize / 2),
+        min_size: (args.min_size as usize).min(args.size as usize / 2),
+    };
+    let mut reader = JsonlReader::stdin();
+    let mut out = JsonlWriter::new();
+    let (mut documents, mut chunks) = (0usize, 0usize);
+    while let Some(item) = reader.next() {
+        match item? {
+            Ok(Incoming::Doc(value)) => match serde_json::from_value::<DocRecord>(value.clone()) {
+                Ok(doc) => {
+                    if !args.chunks_only {
+                        out.write(&value)?;
+                    }
+                    for chunk in chunk_records(&doc, &settings) {
+                        out.write(&chunk)?;
+                        chunks += 1;
+                    }
+                    documents += 1;
+                }
+                Err(e) => {
+                    let path = value.get("path").and_then(|p| p.as_str()).unwrap_or("?");
+                    let error = messages.reject_record(
+                        &format!("{} ({path})", reader.position()),
+                        ErrorCode::BadRecord,
+                        &e.to_string(),
+                    );
+                    out.write(&error)?;
+                }
+            },
+            Ok(
+                Incoming::File(value)
+                | Incoming::Chunk(value)
+                | Incoming::Error(value)
+                | Incoming::Other(value),
+            ) => out.write(&value)?,
+            Err((code, message)) => {
+                let error = messages.reject_record(&reader.position(), code, &message);
+                out.write(&error)?;
+            }
+        }
+    }
+    out.flush()?;
+    if args.stats {
+        messages.info(&format!(
+            "{documents} documents, {chunks} chunks, {} rejected",
+            messages.failures()
+        ));
+    }
+    Ok(messages.exit())
+}
+
+/// The chunk records of one document.
+pub fn chunk_records(doc: &DocRecord, settings: &ChunkSettings) -> Vec<ChunkRecord> {
+    split(&doc.markdown, settings)
+        .into_iter()
+        .enumerate()
+        .map(|(index, chunk)| ChunkRecord {
+            schema: kts_record::schema_id::CHUNK.into(),
+            chunk_id: chunk.id(&doc.doc_id),
+            doc_id: doc.doc_id.clone(),
+            path: doc.path.clone(),
+            index,
+            text: chunk.text,
+            heading_path: chunk.heading_path,
+            start: chunk.start,
+            end: chunk.end,
+            page: chunk.page,
+            slide: chunk.slide,
+        })
+        .collect()
+}

@@ -1,0 +1,148 @@
+//! kts-chunk, run as a user runs it.
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+use serde_json::{Value, json};
+
+fn chunk(input: &str, flags: &[&str]) -> (Output, Vec<Value>) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kts-chunk"))
+        .args(flags)
+        .env_clear()
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    let records = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    (output, records)
+}
+
+#[test]
+fn a_minimal_doc_record_is_passed_through_then_chunked() {
+    let markdown = format!(
+        "# Leave\n\n## Annual leave\n\n{}\n\n## Sick leave\n\nCall your manager.",
+        "Staff get 25 days of annual leave each year. ".repeat(40)
+    );
+    let doc =
+        json!({"schema": "kts.doc/1", "doc_id": "d1", "path": "hr/leave.md", "markdown": markdown});
+    let (output, records) = chunk(&format!("{doc}\n"), &["--size", "500", "--overlap", "100"]);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(records[0], doc, "the document comes first, unchanged");
+    let chunks = &records[1..];
+    assert!(chunks.len() >= 4);
+    let chars: Vec<char> = markdown.chars().collect();
+    for (i, c) in chunks.iter().enumerate() {
+        assert_eq!(c["schema"], "kts.chunk/1");
+        assert_eq!(
+            (
+                c["doc_id"].as_str(),
+                c["path"].as_str(),
+                c["index"].as_u64()
+            ),
+            (Some("d1"), Some("hr/leave.md"), Some(i as u64))
+        );
+        let (start, end) = (
+            c["start"].as_u64().unwrap() as usize,
+            c["end"].as_u64().unwrap() as usize,
+        );
+        assert_eq!(
+            chars[start..end].iter().collect::<String>(),
+            c["text"].as_str().unwrap()
+        );
+        assert!(end - start <= 500 + 100);
+    }
+    assert_eq!(chunks[1]["heading_path"], json!(["Leave", "Annual leave"]));
+    assert_eq!(
+        chunks.last().unwrap()["heading_path"],
+        json!(["Leave", "Sick leave"])
+    );
+}
+
+#[test]
+fn chunk_ids_survive_a_rerun_and_an_edit_elsewhere() {
+    let section = |n: usize, text: &str| format!("## Part {n}\n\n{}", text.repeat(30));
+    let before = format!(
+        "{}\n\n{}",
+        section(1, "Alpha beta gamma. "),
+        section(2, "Delta epsilon. ")
+    );
+    let after = format!(
+        "{}\n\n{}",
+        section(1, "Alpha beta gamma. "),
+        section(2, "Zeta eta theta. ")
+    );
+    let ids = |markdown: &str| -> Vec<String> {
+        let doc =
+            json!({"schema": "kts.doc/1", "doc_id": "d", "path": "p.md", "markdown": markdown});
+        chunk(&format!("{doc}\n"), &["--chunks-only", "--size", "400"])
+            .1
+            .iter()
+            .map(|c| c["chunk_id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(ids(&before), ids(&before));
+    assert_eq!(
+        ids(&before)[0],
+        ids(&after)[0],
+        "the unchanged first part keeps its id"
+    );
+    assert_ne!(ids(&before).last(), ids(&after).last());
+}
+
+#[test]
+fn pages_are_cited_and_other_records_pass_through() {
+    let doc = json!({"schema": "kts.doc/1", "doc_id": "p", "path": "r.pdf", "format": "pdf",
+        "markdown": "<!-- page: 1 -->\nIntro.\n\n<!-- page: 2 -->\nDetails on page two are here."});
+    let deleted = json!({"schema": "kts.file/1", "path": "gone.md", "status": "deleted"});
+    let input =
+        format!("{deleted}\n{doc}\n[1,2\n{{\"schema\":\"kts.doc/1\",\"path\":\"bad.md\"}}\n");
+    let (output, records) = chunk(
+        &input,
+        &["--size", "50", "--min-size", "5", "--overlap", "0"],
+    );
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(records[0], deleted);
+    assert_eq!(records[1], doc);
+    assert_eq!(
+        (records[2]["page"].as_u64(), records[3]["page"].as_u64()),
+        (Some(1), Some(2))
+    );
+    assert_eq!(records[3]["text"], "Details on page two are here.");
+    assert_eq!(
+        (records[4]["schema"].as_str(), records[4]["code"].as_str()),
+        (Some("kts.error/1"), Some("bad-json"))
+    );
+    assert_eq!(
+        (records[5]["code"].as_str(), records[5]["path"].as_str()),
+        (Some("bad-record"), Some("stdin:4 (bad.md)"))
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("kts-chunk: error (at stdin:3): bad-json:"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn bad_flags_are_usage_errors() {
+    let output = Command::new(env!("CARGO_BIN_EXE_kts-chunk"))
+        .args(["--size", "10"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+}

@@ -1,0 +1,360 @@
+//! kts-convert, run as a user runs it, on documents the tests write themselves.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use kts_sample::{ALL_FORMATS, Format, Outline, damage, render, tiny_png};
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+fn outline() -> Outline {
+    Outline::new("Expense Reimbursement Policy")
+        .heading(2, "Scope")
+        .paragraph("This policy applies to every employee who travels for work.")
+        .bullets(["Keep every receipt", "Submit claims within 30 days"])
+        .numbered(["Open the claims portal", "Attach the receipts"])
+        .table(&[
+            &["Category", "Limit"],
+            &["Hotel", "200 EUR"],
+            &["Meals", "60 EUR"],
+        ])
+        .heading(2, "Exceptions")
+        .paragraph("Error code E-5 means the claim is missing a receipt.")
+        .block(kts_sample::Block::Image {
+            png: tiny_png(4, 4, 7),
+            alt: "claims portal screenshot".into(),
+        })
+}
+
+fn file_record(root: &Path, path: &str) -> Value {
+    let bytes = std::fs::read(root.join(path)).unwrap();
+    json!({
+        "schema": "kts.file/1", "path": path, "root": root.to_str().unwrap(), "size": bytes.len(),
+        "mtime": "2026-01-01T00:00:00.000000000Z",
+        "sha256": Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect::<String>(),
+        "format": "txt", "status": "new",
+    })
+}
+
+fn run_convert(input: &[u8], flags: &[&str]) -> (Output, Vec<Value>) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kts-convert"))
+        .args(flags)
+        .env_clear()
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    let output = child.wait_with_output().unwrap();
+    let records = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("every output line is JSON"))
+        .collect();
+    (output, records)
+}
+
+fn convert(input: &[Value], flags: &[&str]) -> (Output, Vec<Value>) {
+    let lines: String = input.iter().map(|record| format!("{record}\n")).collect();
+    run_convert(lines.as_bytes(), flags)
+}
+
+fn write_every_format(root: &Path) -> Vec<String> {
+    ALL_FORMATS
+        .iter()
+        .map(|&format| {
+            let name = format!("policy.{}", format.as_str());
+            std::fs::write(root.join(&name), render(&outline(), format).unwrap()).unwrap();
+            name
+        })
+        .collect()
+}
+
+#[test]
+fn every_format_keeps_headings_lists_tables_and_text() {
+    let scope = tempfile::tempdir().unwrap();
+    let names = write_every_format(scope.path());
+    let input: Vec<Value> = names.iter().map(|n| file_record(scope.path(), n)).collect();
+    let (output, docs) = convert(&input, &[]);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(docs.len(), names.len());
+    for (doc, name) in docs.iter().zip(&names) {
+        assert_eq!(doc["schema"], "kts.doc/1", "{name}: {doc}");
+        assert_eq!(doc["path"], name.as_str());
+        assert_eq!(doc["title"], "Expense Reimbursement Policy", "{name}");
+        assert_eq!(doc["doc_type"], "POLICY", "{name}");
+        let markdown = doc["markdown"].as_str().unwrap();
+        for text in [
+            "Scope",
+            "Keep every receipt",
+            "Attach the receipts",
+            "Hotel",
+            "200 EUR",
+            "E-5 means",
+        ] {
+            assert!(markdown.contains(text), "{name} lost {text:?}:\n{markdown}");
+        }
+        let structured = !matches!(name.rsplit('.').next(), Some("txt" | "pdf" | "json"));
+        if structured {
+            assert!(
+                markdown.contains("# ") && markdown.contains("Scope\n"),
+                "{name} lost its headings:\n{markdown}"
+            );
+            assert!(
+                markdown.contains("| Hotel | 200 EUR |"),
+                "{name} lost its table:\n{markdown}"
+            );
+            assert!(
+                markdown.contains("- Keep every receipt"),
+                "{name} lost its list:\n{markdown}"
+            );
+        }
+        let stored = scope
+            .path()
+            .join(".kts/documents")
+            .join(doc["doc_id"].as_str().unwrap());
+        assert_eq!(
+            std::fs::read_to_string(stored.join("content.md")).unwrap(),
+            markdown
+        );
+        assert!(stored.join("metadata.json").is_file());
+        for image in doc["images"].as_array().unwrap() {
+            assert!(
+                scope.path().join(image["path"].as_str().unwrap()).is_file(),
+                "{name}: {image}"
+            );
+        }
+    }
+    let images_of = |n: &str| {
+        docs.iter().find(|d| d["path"] == n).unwrap()["images"]
+            .as_array()
+            .unwrap()
+            .len()
+    };
+    assert_eq!(images_of("policy.docx"), 1);
+    assert_eq!(images_of("policy.pptx"), 1);
+    let pdf = docs.iter().find(|d| d["path"] == "policy.pdf").unwrap();
+    assert!(
+        pdf["markdown"]
+            .as_str()
+            .unwrap()
+            .starts_with("<!-- page: 1 -->")
+    );
+}
+
+#[test]
+fn damaged_and_hostile_files_become_error_records_and_the_stream_goes_on() {
+    let scope = tempfile::tempdir().unwrap();
+    let docx = render(&outline(), Format::Docx).unwrap();
+    let pptx = render(&outline(), Format::Pptx).unwrap();
+    let pdf = render(&outline(), Format::Pdf).unwrap();
+    let noise: Vec<u8> = (0..4096u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    let cases: Vec<(&str, Vec<u8>, &str)> = vec![
+        ("truncated.docx", damage::truncated(&docx, 0.5), "corrupt"),
+        ("truncated.pptx", damage::truncated(&pptx, 0.5), "corrupt"),
+        ("truncated.pdf", damage::truncated(&pdf, 0.3), "corrupt"),
+        ("empty.docx", Vec::new(), "empty"),
+        ("empty.md", b"  \n".to_vec(), "empty"),
+        ("bomb.docx", damage::zip_bomb_docx(), "too-large"),
+        ("locked.docx", damage::encrypted_office(), "encrypted"),
+        (
+            "linked.docx",
+            damage::external_reference_docx(),
+            "external-reference",
+        ),
+        ("random.pdf", noise, "corrupt"),
+        (
+            "good.md",
+            b"# Still here\n\nThe stream goes on.".to_vec(),
+            "",
+        ),
+    ];
+    for (name, bytes, _) in &cases {
+        std::fs::write(scope.path().join(name), bytes).unwrap();
+    }
+    let mut input: Vec<Value> = cases
+        .iter()
+        .map(|(name, _, _)| file_record(scope.path(), name))
+        .collect();
+    let missing = json!({"schema": "kts.file/1", "path": "missing.pdf", "root": scope.path().to_str().unwrap(),
+        "size": 1, "mtime": "2026-01-01T00:00:00Z", "sha256": "00", "format": "pdf", "status": "new"});
+    input.insert(3, missing);
+    let (output, records) = convert(&input, &[]);
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(records.len(), input.len());
+    let mut expected: Vec<(&str, &str)> =
+        cases.iter().map(|(name, _, code)| (*name, *code)).collect();
+    expected.insert(3, ("missing.pdf", "io"));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    for (record, (name, code)) in records.iter().zip(expected) {
+        assert_eq!(record["path"], name);
+        if code.is_empty() {
+            assert_eq!(record["schema"], "kts.doc/1");
+            continue;
+        }
+        let got = (record["schema"].as_str(), record["code"].as_str());
+        assert_eq!(got, (Some("kts.error/1"), Some(code)), "{name}: {record}");
+        assert_eq!(record["stage"], "kts-convert");
+        assert!(
+            stderr.contains(&format!("kts-convert: error (at {name}): {code}: ")),
+            "{stderr}"
+        );
+    }
+}
+
+#[test]
+fn bit_flipped_copies_never_crash_the_converter() {
+    let scope = tempfile::tempdir().unwrap();
+    let mut input = Vec::new();
+    for format in [
+        Format::Docx,
+        Format::Pptx,
+        Format::Pdf,
+        Format::Html,
+        Format::Json,
+    ] {
+        let original = render(&outline(), format).unwrap();
+        for seed in 0..8u64 {
+            let name = format!("flipped-{seed}.{}", format.as_str());
+            let damaged = damage::bit_flipped(&original, seed, 1 + seed as usize * 3);
+            std::fs::write(scope.path().join(&name), damaged).unwrap();
+            input.push(file_record(scope.path(), &name));
+        }
+    }
+    let (output, records) = convert(&input, &["--no-store"]);
+    assert!(matches!(output.status.code(), Some(0 | 1)), "{output:?}");
+    assert_eq!(records.len(), input.len(), "one record per file");
+    for (record, file) in records.iter().zip(&input) {
+        assert_eq!(record["path"], file["path"], "in input order");
+        assert!(matches!(
+            record["schema"].as_str(),
+            Some("kts.doc/1" | "kts.error/1")
+        ));
+        assert_ne!(record["code"], "internal", "a converter panicked: {record}");
+    }
+}
+
+#[test]
+fn wrong_extensions_do_not_fool_format_detection() {
+    let scope = tempfile::tempdir().unwrap();
+    std::fs::write(
+        scope.path().join("actually-a-docx.pdf"),
+        render(&outline(), Format::Docx).unwrap(),
+    )
+    .unwrap();
+    std::fs::write(
+        scope.path().join("actually-a-pdf.docx"),
+        render(&outline(), Format::Pdf).unwrap(),
+    )
+    .unwrap();
+    let input = [
+        file_record(scope.path(), "actually-a-docx.pdf"),
+        file_record(scope.path(), "actually-a-pdf.docx"),
+    ];
+    let (output, docs) = convert(&input, &["--no-store"]);
+    assert!(output.status.success());
+    assert_eq!(docs[0]["format"], "docx");
+    assert_eq!(docs[1]["format"], "pdf");
+    assert!(
+        !scope.path().join(".kts").exists(),
+        "--no-store writes nothing"
+    );
+}
+
+#[test]
+fn other_records_pass_through_and_bad_lines_are_reported_in_place() {
+    let deleted = json!({"schema": "kts.file/1", "path": "old.md", "size": 1, "mtime": "2026-01-01T00:00:00Z",
+        "sha256": "ab", "format": "md", "status": "deleted"});
+    let error = json!({"schema": "kts.error/1", "stage": "kts-crawl", "path": "x", "code": "io", "message": "m"});
+    let future = json!({"schema": "kts.thing/9", "extra": [1, 2]});
+    let input = format!("{deleted}\nnot json at all\n{error}\n{{\"no\": \"schema\"}}\n{future}\n");
+    let (output, lines) = run_convert(input.as_bytes(), &[]);
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(lines[0], deleted);
+    assert_eq!(
+        (lines[1]["code"].as_str(), lines[1]["path"].as_str()),
+        (Some("bad-json"), Some("stdin:2"))
+    );
+    assert_eq!(lines[2], error);
+    assert_eq!(
+        (lines[3]["code"].as_str(), lines[3]["path"].as_str()),
+        (Some("bad-record"), Some("stdin:4"))
+    );
+    assert_eq!(lines[4], future);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("kts-convert: error (at stdin:2): bad-json: "),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn an_unchanged_file_is_served_from_the_store() {
+    let scope = tempfile::tempdir().unwrap();
+    std::fs::write(scope.path().join("note.md"), "# Note\n\nFirst version.").unwrap();
+    let record = file_record(scope.path(), "note.md");
+    let (_, first) = convert(std::slice::from_ref(&record), &[]);
+    let doc_id = first[0]["doc_id"].as_str().unwrap();
+    let stored = scope
+        .path()
+        .join(".kts/documents")
+        .join(doc_id)
+        .join("content.md");
+    let written = std::fs::metadata(&stored).unwrap().modified().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let (_, second) = convert(std::slice::from_ref(&record), &[]);
+    assert_eq!(first, second);
+    assert_eq!(
+        std::fs::metadata(&stored).unwrap().modified().unwrap(),
+        written,
+        "not converted again"
+    );
+
+    std::fs::write(scope.path().join("note.md"), "# Note\n\nSecond version.").unwrap();
+    let (_, third) = convert(&[file_record(scope.path(), "note.md")], &[]);
+    assert!(
+        third[0]["markdown"]
+            .as_str()
+            .unwrap()
+            .contains("Second version.")
+    );
+    assert_eq!(
+        std::fs::read_to_string(&stored).unwrap(),
+        "# Note\n\nSecond version."
+    );
+}
+
+#[test]
+fn many_documents_on_many_threads_keep_their_input_order() {
+    let scope = tempfile::tempdir().unwrap();
+    let input: Vec<Value> = (0..60)
+        .map(|i| {
+            let (name, bytes) = if i % 3 == 0 {
+                let outline = Outline::new(format!("Doc {i}")).paragraph("Body.");
+                (
+                    format!("doc-{i:02}.docx"),
+                    render(&outline, Format::Docx).unwrap(),
+                )
+            } else {
+                (
+                    format!("doc-{i:02}.md"),
+                    format!("# Doc {i}\n").into_bytes(),
+                )
+            };
+            std::fs::write(scope.path().join(&name), bytes).unwrap();
+            file_record(scope.path(), &name)
+        })
+        .collect();
+    let (output, docs) = convert(&input, &["--threads", "4", "--no-store"]);
+    assert!(output.status.success());
+    let titles: Vec<&str> = docs.iter().map(|d| d["title"].as_str().unwrap()).collect();
+    let expected: Vec<String> = (0..60).map(|i| format!("Doc {i}")).collect();
+    assert_eq!(titles, expected);
+}

@@ -1,0 +1,218 @@
+//! kts-crawl, run as a user runs it.
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+
+fn crawl(dir: &Path, flags: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kts-crawl"))
+        .arg(dir)
+        .args(flags)
+        .env_clear()
+        .output()
+        .expect("kts-crawl runs")
+}
+
+fn records(output: &Output) -> Vec<Value> {
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("every line is JSON"))
+        .collect()
+}
+
+fn statuses(output: &Output) -> Vec<(String, String)> {
+    records(output)
+        .iter()
+        .map(|r| {
+            (
+                r["path"].as_str().unwrap().to_string(),
+                r["status"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+fn write(path: &Path, content: &[u8]) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, content).unwrap();
+}
+
+#[test]
+fn reports_new_unchanged_changed_and_deleted_files() {
+    let scope = tempfile::tempdir().unwrap();
+    write(&scope.path().join("a.md"), b"# A\n");
+    write(&scope.path().join("sub/b.txt"), b"plain text\n");
+    write(&scope.path().join("c.html"), b"<html><body>c</body></html>");
+
+    let first = crawl(scope.path(), &[]);
+    assert!(first.status.success());
+    assert_eq!(
+        statuses(&first),
+        [
+            ("a.md".into(), "new".into()),
+            ("c.html".into(), "new".into()),
+            ("sub/b.txt".into(), "new".into())
+        ]
+    );
+    let record = &records(&first)[0];
+    assert_eq!(record["schema"], "kts.file/1");
+    assert_eq!(record["format"], "md");
+    assert_eq!(record["size"], 4);
+    assert_eq!(record["sha256"], sha256_hex(b"# A\n"));
+    assert!(record["root"].as_str().unwrap().starts_with('/'));
+    assert!(scope.path().join(".kts/manifest.json").is_file());
+
+    write(&scope.path().join("a.md"), b"# A changed\n");
+    std::fs::remove_file(scope.path().join("c.html")).unwrap();
+    let second = crawl(scope.path(), &[]);
+    assert_eq!(
+        statuses(&second),
+        [
+            ("a.md".into(), "changed".into()),
+            ("sub/b.txt".into(), "unchanged".into()),
+            ("c.html".into(), "deleted".into())
+        ]
+    );
+
+    let third = crawl(scope.path(), &["--changed-only"]);
+    assert!(
+        third.stdout.is_empty(),
+        "nothing changed since the last crawl"
+    );
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+#[test]
+fn changed_only_emits_work_and_deletions() {
+    let scope = tempfile::tempdir().unwrap();
+    write(&scope.path().join("keep.md"), b"keep");
+    write(&scope.path().join("gone.md"), b"gone");
+    crawl(scope.path(), &[]);
+    write(&scope.path().join("new.md"), b"new");
+    std::fs::remove_file(scope.path().join("gone.md")).unwrap();
+    let output = crawl(scope.path(), &["--changed-only"]);
+    assert_eq!(
+        statuses(&output),
+        [
+            ("new.md".into(), "new".into()),
+            ("gone.md".into(), "deleted".into())
+        ]
+    );
+}
+
+#[test]
+fn dry_run_leaves_the_manifest_alone() {
+    let scope = tempfile::tempdir().unwrap();
+    write(&scope.path().join("a.md"), b"a");
+    crawl(scope.path(), &["--dry-run"]);
+    assert!(!scope.path().join(".kts/manifest.json").exists());
+    assert_eq!(
+        statuses(&crawl(scope.path(), &[])),
+        [("a.md".into(), "new".into())]
+    );
+}
+
+#[test]
+fn format_comes_from_content_and_junk_is_skipped() {
+    let scope = tempfile::tempdir().unwrap();
+    write(&scope.path().join("report.pdf.txt"), b"%PDF-1.4\n...");
+    write(
+        &scope.path().join("notes.bin"),
+        &[0, 159, 146, 150, 0, 1, 2],
+    );
+    write(&scope.path().join("source.rs"), b"fn main() {}");
+    write(&scope.path().join(".hidden.md"), b"hidden");
+    write(&scope.path().join("~$lock.docx"), b"lock");
+    write(&scope.path().join(".git/HEAD.md"), b"ref");
+    write(&scope.path().join(".kts/documents/x/content.md"), b"stored");
+    write(&scope.path().join("draft.md~"), b"backup");
+    let output = crawl(scope.path(), &[]);
+    let found: Vec<(String, String)> = records(&output)
+        .iter()
+        .map(|r| {
+            (
+                r["path"].as_str().unwrap().into(),
+                r["format"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    assert_eq!(found, [("report.pdf.txt".into(), "pdf".into())]);
+}
+
+#[cfg(unix)]
+#[test]
+fn symbolic_links_never_leave_the_scope_or_loop() {
+    use std::os::unix::fs::symlink;
+    let outside = tempfile::tempdir().unwrap();
+    write(&outside.path().join("secret.md"), b"secret");
+    let scope = tempfile::tempdir().unwrap();
+    write(&scope.path().join("docs/a.md"), b"a");
+    symlink(outside.path(), scope.path().join("docs/out")).unwrap();
+    symlink(
+        outside.path().join("secret.md"),
+        scope.path().join("secret-link.md"),
+    )
+    .unwrap();
+    symlink(scope.path().join("docs"), scope.path().join("docs/loop")).unwrap();
+    symlink(
+        scope.path().join("docs/a.md"),
+        scope.path().join("alias.md"),
+    )
+    .unwrap();
+    let output = crawl(scope.path(), &[]);
+    assert!(output.status.success());
+    let paths: Vec<String> = statuses(&output).into_iter().map(|(p, _)| p).collect();
+    assert_eq!(paths, ["alias.md", "docs/a.md"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains(
+            "kts-crawl: warning: skipped docs/out: symbolic link leads outside the scope"
+        ),
+        "{stderr}"
+    );
+    assert!(stderr.contains("symbolic link loop"), "{stderr}");
+}
+
+#[test]
+fn a_closed_pipe_ends_quietly_with_status_zero() {
+    let scope = tempfile::tempdir().unwrap();
+    for i in 0..2000 {
+        write(&scope.path().join(format!("doc{i:04}.md")), b"# doc\n");
+    }
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kts-crawl"))
+        .arg(scope.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let mut first = [0u8; 10];
+    std::io::Read::read_exact(&mut stdout, &mut first).unwrap();
+    drop(stdout);
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success(), "status {:?}", output.status);
+    assert!(
+        output.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+#[test]
+fn a_missing_folder_is_a_fatal_error() {
+    let output = crawl(Path::new("/nonexistent/scope"), &[]);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.starts_with("kts-crawl: error: cannot open scope folder /nonexistent/scope"),
+        "{stderr}"
+    );
+}

@@ -1,0 +1,26 @@
+//! `schemas/<kind>.v<version>.schema.json`, from the record types.
+
+use std::path::Path;
+
+use kts_record::{ChunkRecord, DocRecord, ErrorRecord, FileRecord, Record, json_schema};
+
+use crate::Generated;
+
+pub(crate) fn files() -> Vec<Generated> {
+    vec![
+        file::<FileRecord>(),
+        file::<DocRecord>(),
+        file::<ChunkRecord>(),
+        file::<ErrorRecord>(),
+    ]
+}
+
+fn file<R: Record>() -> Generated {
+    let schema = json_schema::<R>();
+    let mut contents = serde_json::to_string_pretty(&schema).expect("a JSON value serialises");
+    contents.push('\n');
+    Generated {
+        path: Path::new("schemas").join(R::schema_file_name()),
+        contents,
+    }
+}

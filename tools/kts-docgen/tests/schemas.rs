@@ -1,0 +1,151 @@
+//! Every committed schema is a valid JSON Schema that accepts the records the
+//! Rust types serialise to, and rejects broken ones.
+
+use std::path::Path;
+
+use kts_record::{
+    ChunkRecord, DocRecord, ErrorCode, ErrorRecord, FileRecord, FileStatus, Format, ImageRef,
+    Record,
+};
+use serde_json::{Map, Value, json};
+
+#[test]
+fn file_schema() {
+    check(FileRecord {
+        schema: FileRecord::SCHEMA.into(),
+        path: "policies/leave.docx".into(),
+        root: Some("/srv/scopes/hr".into()),
+        size: 48_213,
+        mtime: "2025-03-14T09:26:53.589793238Z".into(),
+        sha256: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08".into(),
+        format: Format::Docx,
+        status: FileStatus::New,
+    });
+}
+
+#[test]
+fn doc_schema() {
+    let mut metadata = Map::new();
+    metadata.insert("pages".into(), json!(12));
+    metadata.insert("keywords".into(), json!(["leave", "holiday"]));
+    check(DocRecord {
+        schema: DocRecord::SCHEMA.into(),
+        doc_id: "policies-leave-docx".into(),
+        path: "policies/leave.docx".into(),
+        root: Some("/srv/scopes/hr".into()),
+        title: "Annual leave policy".into(),
+        doc_type: "POLICY".into(),
+        format: Format::Docx,
+        markdown: "# Annual leave policy\n\nStaff accrue 2.5 days per month.\n".into(),
+        images: vec![ImageRef {
+            path: ".kts/documents/policies-leave-docx/images/ab12.png".into(),
+            sha256: "ab12".into(),
+            media_type: "image/png".into(),
+        }],
+        metadata,
+    });
+}
+
+#[test]
+fn chunk_schema() {
+    check(ChunkRecord {
+        schema: ChunkRecord::SCHEMA.into(),
+        chunk_id: "policies-leave-docx#0-5e3a".into(),
+        doc_id: "policies-leave-docx".into(),
+        path: "policies/leave.docx".into(),
+        index: 0,
+        text: "Staff accrue 2.5 days per month.".into(),
+        heading_path: vec!["Annual leave policy".into()],
+        start: 23,
+        end: 55,
+        page: Some(1),
+        slide: None,
+    });
+}
+
+#[test]
+fn error_schema() {
+    check(ErrorRecord::new(
+        "kts-convert",
+        "scans/contract.pdf",
+        ErrorCode::Encrypted,
+        "the PDF is password-protected",
+    ));
+}
+
+/// Runs every check on one record type, starting from a full sample.
+fn check<R: Record>(sample: R) {
+    let schema = committed_schema::<R>();
+    if let Err(e) = jsonschema::meta::validate(&schema) {
+        panic!("{} is not a valid JSON Schema: {e}", R::schema_file_name());
+    }
+    let validator = jsonschema::validator_for(&schema).expect("the schema compiles");
+    let accepts = |record: &Value| validator.is_valid(record);
+    let full = serde_json::to_value(&sample).unwrap();
+    let name = R::schema_file_name();
+
+    assert_valid(&validator, &full, &name);
+    let minimal = only_required(&full, &schema);
+    assert_valid(&validator, &minimal, &name);
+    serde_json::from_value::<R>(minimal.clone())
+        .unwrap_or_else(|e| panic!("{name}: a record with only the required fields: {e}"));
+
+    let mut extended = full.clone();
+    extended["added_by_a_later_tool"] = json!(true);
+    assert!(
+        accepts(&extended),
+        "{name} must accept fields it does not name"
+    );
+
+    for field in required(&schema) {
+        let mut missing = full.clone();
+        missing.as_object_mut().unwrap().remove(field);
+        assert!(
+            !accepts(&missing),
+            "{name} accepts a record without {field:?}"
+        );
+    }
+    let mut wrong = full.clone();
+    wrong["schema"] = json!("kts.other/9");
+    assert!(!accepts(&wrong), "{name} accepts another schema id");
+}
+
+fn committed_schema<R: Record>() -> Value {
+    let path = Path::new(kts_docgen::WORKSPACE_ROOT)
+        .join("schemas")
+        .join(R::schema_file_name());
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "cannot read {}: {e}; run `{}`",
+            path.display(),
+            kts_docgen::REGENERATE
+        )
+    });
+    serde_json::from_str(&text).expect("the schema is JSON")
+}
+
+fn required(schema: &Value) -> Vec<&str> {
+    let fields = schema["required"]
+        .as_array()
+        .expect("the schema lists required fields");
+    fields.iter().map(|f| f.as_str().unwrap()).collect()
+}
+
+fn only_required(record: &Value, schema: &Value) -> Value {
+    let required = required(schema);
+    let kept = record
+        .as_object()
+        .unwrap()
+        .iter()
+        .filter(|(key, _)| required.contains(&key.as_str()))
+        .map(|(key, value)| (key.clone(), value.clone()));
+    Value::Object(kept.collect())
+}
+
+fn assert_valid(validator: &jsonschema::Validator, record: &Value, name: &str) {
+    let errors: Vec<String> = validator
+        .iter_errors(record)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(errors.is_empty(), "{name} rejects {record}: {errors:?}");
+}
