@@ -131,6 +131,8 @@ pub fn chunk_records(doc: &DocRecord, settings: &ChunkSettings) -> Vec<ChunkReco
             end: chunk.end,
             page: chunk.page,
             slide: chunk.slide,
+            embedding: None,
+            model: None,
         })
         .collect()
 }

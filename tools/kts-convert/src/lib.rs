@@ -107,8 +107,10 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         .max(1);
     let mut out = JsonlWriter::new();
     let mut converted = 0usize;
+    let progress = kts_cli::progress_bar("kts-convert", None);
 
     let mut emit = |output: job::Output| -> anyhow::Result<bool> {
+        progress.inc(1);
         match output {
             job::Output::Doc(doc) => {
                 converted += 1;
@@ -126,6 +128,7 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         Ok(true)
     };
     job::run_in_order(JsonlReader::stdin(), threads, &settings, &mut emit)?;
+    progress.finish_and_clear();
     out.flush()?;
     if args.stats {
         messages.info(&format!(

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use kts_record::{ChunkRecord, DocRecord, ErrorRecord, FileRecord, Record, json_schema};
+use kts_record::{ChunkRecord, DocRecord, ErrorRecord, FileRecord, HitRecord, Record, json_schema};
 
 use crate::Generated;
 
@@ -12,6 +12,7 @@ pub(crate) fn files() -> Vec<Generated> {
         file::<DocRecord>(),
         file::<ChunkRecord>(),
         file::<ErrorRecord>(),
+        file::<HitRecord>(),
     ]
 }
 

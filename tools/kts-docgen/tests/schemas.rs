@@ -4,8 +4,8 @@
 use std::path::Path;
 
 use kts_record::{
-    ChunkRecord, DocRecord, ErrorCode, ErrorRecord, FileRecord, FileStatus, Format, ImageRef,
-    Record,
+    ChunkRecord, DocRecord, ErrorCode, ErrorRecord, FileRecord, FileStatus, Format, HitRecord,
+    ImageRef, Record, Signal,
 };
 use serde_json::{Map, Value, json};
 
@@ -60,6 +60,46 @@ fn chunk_schema() {
         end: 55,
         page: Some(1),
         slide: None,
+        embedding: Some(vec![0.6, 0.8]),
+        model: Some("all-minilm-l6-v2-int8".into()),
+    });
+}
+
+#[test]
+fn hit_schema() {
+    let signals = [
+        (
+            "bm25".to_string(),
+            Signal {
+                rank: Some(1),
+                score: 7.25,
+            },
+        ),
+        (
+            "vector".to_string(),
+            Signal {
+                rank: Some(3),
+                score: 0.61,
+            },
+        ),
+    ];
+    check(HitRecord {
+        schema: HitRecord::SCHEMA.into(),
+        rank: 1,
+        score: 0.032,
+        doc_id: "3f1a9c0e5b7d2a44".into(),
+        chunk_id: "5e0b9c1d2a3f4e67".into(),
+        scope: "hr".into(),
+        path: "policies/leave.docx".into(),
+        title: "Annual leave policy".into(),
+        doc_type: "POLICY".into(),
+        text: "Staff accrue 2.5 days per month.".into(),
+        heading_path: vec!["Annual leave policy".into()],
+        start: 23,
+        end: 55,
+        page: Some(1),
+        slide: None,
+        signals: signals.into_iter().collect(),
     });
 }
 

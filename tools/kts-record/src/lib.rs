@@ -10,7 +10,9 @@ mod records;
 
 pub use error_code::ErrorCode;
 pub use format::{Format, detect_format};
-pub use records::{ChunkRecord, DocRecord, ErrorRecord, FileRecord, FileStatus, ImageRef};
+pub use records::{
+    ChunkRecord, DocRecord, ErrorRecord, FileRecord, FileStatus, HitRecord, ImageRef, Signal,
+};
 
 /// Schema ids of the current record versions.
 pub mod schema_id {
@@ -18,6 +20,7 @@ pub mod schema_id {
     pub const DOC: &str = "kts.doc/1";
     pub const CHUNK: &str = "kts.chunk/1";
     pub const ERROR: &str = "kts.error/1";
+    pub const HIT: &str = "kts.hit/1";
 }
 
 /// A record type with a schema id, so generic code can name and check it.
@@ -37,6 +40,9 @@ impl Record for DocRecord {
 }
 impl Record for ChunkRecord {
     const SCHEMA: &'static str = schema_id::CHUNK;
+}
+impl Record for HitRecord {
+    const SCHEMA: &'static str = schema_id::HIT;
 }
 impl Record for ErrorRecord {
     const SCHEMA: &'static str = schema_id::ERROR;

@@ -12,6 +12,9 @@ fn doc_schema() -> String {
 fn chunk_schema() -> String {
     schema_id::CHUNK.into()
 }
+fn hit_schema() -> String {
+    schema_id::HIT.into()
+}
 fn error_schema() -> String {
     schema_id::ERROR.into()
 }
@@ -133,6 +136,60 @@ pub struct ChunkRecord {
     /// Slide the chunk starts on, from 1.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slide: Option<u32>,
+    /// The chunk's embedding (L2-normalised), added by kts-embed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub embedding: Option<Vec<f32>>,
+    /// Id of the model that made `embedding`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+}
+
+/// How one retriever or ranking signal saw a hit.
+#[derive(Serialize, Deserialize, schemars::JsonSchema, Clone, Debug, PartialEq)]
+pub struct Signal {
+    /// Rank in that retriever's own list, from 1 (absent for pure score signals).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rank: Option<usize>,
+    pub score: f64,
+}
+
+/// `kts.hit/1`: one search result, with what is needed to cite it.
+#[derive(Serialize, Deserialize, schemars::JsonSchema, Clone, Debug, PartialEq)]
+#[schemars(
+    title = "kts.hit/1",
+    description = "One search result, with its citation."
+)]
+pub struct HitRecord {
+    #[serde(default = "hit_schema")]
+    #[schemars(extend("const" = "kts.hit/1"))]
+    #[schemars(required)]
+    pub schema: String,
+    /// Position in the result list, from 1.
+    pub rank: usize,
+    /// The fused score the list is ordered by (higher is better).
+    pub score: f64,
+    pub doc_id: String,
+    pub chunk_id: String,
+    /// Slug of the scope the hit comes from.
+    pub scope: String,
+    pub path: String,
+    #[serde(default)]
+    pub title: String,
+    #[serde(default = "general")]
+    pub doc_type: String,
+    pub text: String,
+    #[serde(default)]
+    pub heading_path: Vec<String>,
+    /// Character offsets of `text` in the document's Markdown.
+    pub start: usize,
+    pub end: usize,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slide: Option<u32>,
+    /// Each retriever's and signal's view of the hit, by name (`bm25`, `vector`, ...).
+    #[serde(default)]
+    pub signals: std::collections::BTreeMap<String, Signal>,
 }
 
 /// `kts.error/1`: an input a stage could not process. The stream goes on.
