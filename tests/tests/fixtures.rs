@@ -14,73 +14,7 @@ use serde_json::Value;
 /// Rules kts-convert breaks today, each a converter bug to fix: (file, the
 /// start of the broken rule). A listed file that breaks another rule, or that
 /// no longer breaks its rule, fails the test, so the list only shrinks.
-const KNOWN_FAILURES: &[(&str, &str)] = &[
-    // PDFs pdfminer reads but kts refuses as having no text layer (simple1/3:
-    // a PDF without an xref table, text in standard-14 fonts).
-    ("pdfminer-samples/simple1.pdf", "good input refused: empty"),
-    ("pdfminer-samples/simple3.pdf", "good input refused: empty"),
-    (
-        "pdfminer-samples/sampleOneByteIdentityEncode.pdf",
-        "good input refused: empty",
-    ),
-    (
-        "pdfminer-samples/test_pattern_colors.pdf",
-        "good input refused: empty",
-    ),
-    (
-        "pdfminer-samples/contrib/issue-1057-tiff-predictor.pdf",
-        "good input refused: empty",
-    ),
-    (
-        "pdfminer-samples/contrib/issue-1062-filters.pdf",
-        "good input refused: empty",
-    ),
-    // Fonts without a Unicode mapping that pdfminer decodes (Identity CMaps, CJK).
-    ("pdfminer-samples/jo.pdf", "good input refused: empty"),
-    (
-        "pdfminer-samples/contrib/issue-625-identity-cmap.pdf",
-        "good input refused: empty",
-    ),
-    (
-        "pdfminer-samples/contrib/issue-791-non-unicode-cmap.pdf",
-        "good input refused: empty",
-    ),
-    // Bad input that kts converts anyway: recursive XObjects (DoS guard) and a
-    // corrupted stream (kts keeps what it can read, as pdfminer does).
-    (
-        "pdfminer-samples/contrib/issue-1113-evil-xobjects.pdf",
-        "bad input converted",
-    ),
-    (
-        "pdfminer-samples/zen_of_python_corrupted.pdf",
-        "bad input converted",
-    ),
-    // Valid presentations without slides (masters, layouts, properties only).
-    (
-        "python-pptx-testfiles/features/lyt-shapes.pptx",
-        "good input refused: empty",
-    ),
-    (
-        "python-pptx-testfiles/features/mst-placeholders.pptx",
-        "good input refused: empty",
-    ),
-    (
-        "python-pptx-testfiles/features/mst-shapes.pptx",
-        "good input refused: empty",
-    ),
-    (
-        "python-pptx-testfiles/features/mst-slide-layouts.pptx",
-        "good input refused: empty",
-    ),
-    (
-        "python-pptx-testfiles/features/prs-properties.pptx",
-        "good input refused: empty",
-    ),
-    (
-        "python-pptx-testfiles/features/prs-slide-masters.pptx",
-        "good input refused: empty",
-    ),
-];
+const KNOWN_FAILURES: &[(&str, &str)] = &[];
 
 /// What the manifest says a file must become.
 #[derive(Clone, Copy, Debug, PartialEq)]

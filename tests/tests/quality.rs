@@ -10,30 +10,30 @@ use kts_tests::quality::{self, GROUPS};
 
 // Thresholds: what kts achieves now, rounded down a little. Where the current
 // figure is below its target, the threshold is the current figure (truncated).
-// Measured with kts-convert as of commit d3c8535.
+// Measured with kts-convert as of the commit that last changed these numbers.
 
 /// Minimum mean word recall per format: (format, threshold, target).
 const MIN_RECALL: [(&str, f64, f64); 4] = [
-    ("docx", 0.934, 0.95), // below target: 0.9344 now (charts, heading numbers, equations)
-    ("pptx", 0.930, 0.95), // below target: 0.9306 now (comments, chart data)
+    ("docx", 0.972, 0.95), // 0.9725 now (equations remain the weak spot)
+    ("pptx", 0.989, 0.95), // 0.9893 now
     ("html", 0.98, 0.95),  // 0.993 now
-    ("pdf", 0.776, 0.90),  // below target: 0.7769 now (4 PDFs refused, right-to-left text)
+    ("pdf", 0.899, 0.90),  // 0.900 now (simple3.pdf: words run together; right-to-left text)
 ];
 /// Minimum mean word precision per format: (format, threshold, target).
 const MIN_PRECISION: [(&str, f64, f64); 4] = [
-    ("docx", 0.96, 0.80), // 0.974 now
-    ("pptx", 0.80, 0.80), // 0.803 now
-    ("html", 0.94, 0.80), // 0.952 now
-    ("pdf", 0.80, 0.80),  // 0.804 now
+    ("docx", 0.964, 0.80), // 0.9641 now (docx comments are shown; docling drops them)
+    ("pptx", 0.818, 0.80), // 0.8188 now
+    ("html", 0.94, 0.80),  // 0.952 now
+    ("pdf", 0.85, 0.80),   // 0.857 now
 ];
 /// markitdown must-include strings found verbatim (target: all 34).
-const MIN_MUST_INCLUDE_HITS: usize = 30; // 30 of 34 now
+const MIN_MUST_INCLUDE_HITS: usize = 32; // 32 of 34 now
 /// markitdown must-include strings whose words appear in the visible text (target: all 34).
-const MIN_MUST_INCLUDE_TEXT_HITS: usize = 31; // 31 of 34 now
+const MIN_MUST_INCLUDE_TEXT_HITS: usize = 33; // 33 of 34 now
 /// markitdown must-not-include strings found (target 0).
 const MAX_MUST_NOT_VIOLATIONS: usize = 0; // 0 now
 /// Files of each format in the means: fewer means ground truth went missing.
-const MIN_FILES: [(&str, usize); 4] = [("docx", 33), ("pptx", 8), ("html", 32), ("pdf", 27)];
+const MIN_FILES: [(&str, usize); 4] = [("docx", 33), ("pptx", 8), ("html", 32), ("pdf", 28)];
 
 #[test]
 fn conversion_quality_meets_the_thresholds() {

@@ -149,7 +149,7 @@ fn try_convert_file(file: &FileRecord, settings: &Settings) -> Result<DocRecord,
         )
     })?;
     let (converted, images) = convert_guarded(format, bytes, settings)?;
-    let doc = metadata::describe(file, &doc_id, format, converted, &images);
+    let mut doc = metadata::describe(file, &doc_id, format, converted, &images);
     if settings.use_store {
         store::save(&root, &doc, &images).map_err(|e| {
             ConvertError::new(
@@ -157,6 +157,9 @@ fn try_convert_file(file: &FileRecord, settings: &Settings) -> Result<DocRecord,
                 format!("cannot store the converted document: {e:#}"),
             )
         })?;
+    } else {
+        // Nothing is written, so there are no stored image files to point at.
+        doc.images.clear();
     }
     Ok(doc)
 }

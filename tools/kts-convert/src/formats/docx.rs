@@ -5,7 +5,7 @@
 //! is rewritten to plain runs before docx-rs sees it), image alt text and
 //! footnote/endnote text.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use docx_rs::{
@@ -17,7 +17,7 @@ use quick_xml::Reader;
 use quick_xml::events::{BytesText, Event};
 use serde_json::Value;
 
-use super::ooxml::{self, Package, Relationship};
+use super::ooxml::{self, Element, Package, Relationship};
 use super::{Context, ConvertError, Converted};
 
 pub fn convert(bytes: &[u8], ctx: &mut Context) -> Result<Converted, ConvertError> {
@@ -39,9 +39,16 @@ pub fn convert(bytes: &[u8], ctx: &mut Context) -> Result<Converted, ConvertErro
     let rels = package.relationships(&main);
     let alt_texts = alt_texts(&document_xml);
     let notes = note_texts(&mut package, &rels);
+    let comments = comments(&mut package, &rels);
+    let numbering = rels
+        .iter()
+        .find(|r| r.is("numbering") && !r.external)
+        .and_then(|r| package.part(&r.target))
+        .map(|xml| Numbering::parse(&xml))
+        .unwrap_or_default();
 
     let rewritten;
-    let docx_bytes = match rewrite_math(&document_xml) {
+    let docx_bytes = match rewrite_document(&document_xml) {
         Some(xml) => {
             rewritten = package.with_part_replaced(&main, &xml)?;
             rewritten.as_slice()
@@ -51,9 +58,12 @@ pub fn convert(bytes: &[u8], ctx: &mut Context) -> Result<Converted, ConvertErro
     let docx = parse(docx_bytes)?;
 
     let mut writer = Writer::new(&docx, &mut package, rels, alt_texts, ctx);
+    writer.numbering = numbering;
+    writer.comments = comments;
     for child in &docx.document.children {
         writer.document_child(child);
     }
+    writer.end();
     let mut markdown = writer.finish();
     if !notes.is_empty() {
         markdown.push_str("\n\n");
@@ -123,10 +133,24 @@ struct Writer<'d, 'p, 'c, 'i> {
     alt_texts: HashMap<String, String>,
     ctx: &'c mut Context<'i>,
     blocks: Vec<Block>,
-    /// Counters of ordered lists by (numbering id, level).
-    counters: HashMap<(usize, usize), usize>,
     /// Image links already made, by relationship id.
     images: HashMap<String, Option<String>>,
+    numbering: Numbering,
+    /// Review comments: (id, rendered line), in the order of comments.xml.
+    comments: Vec<(String, String)>,
+    /// Comments and charts met in the text, placed after the paragraph (or
+    /// the table) that holds them.
+    pending: Vec<Anchored>,
+    /// Comment ids and chart relationship ids already rendered.
+    done: HashSet<String>,
+    /// How many tables the writer is inside.
+    table_depth: usize,
+}
+
+/// Something anchored in the text by a marker of [`rewrite_document`].
+enum Anchored {
+    Comment(String),
+    Chart(String),
 }
 
 impl<'d, 'p, 'c, 'i> Writer<'d, 'p, 'c, 'i> {
@@ -145,8 +169,94 @@ impl<'d, 'p, 'c, 'i> Writer<'d, 'p, 'c, 'i> {
             alt_texts,
             ctx,
             blocks: Vec::new(),
-            counters: HashMap::new(),
             images: HashMap::new(),
+            numbering: Numbering::default(),
+            comments: Vec::new(),
+            pending: Vec::new(),
+            done: HashSet::new(),
+            table_depth: 0,
+        }
+    }
+
+    /// Places what is still pending, then the comments no text referenced.
+    fn end(&mut self) {
+        self.table_depth = 0;
+        self.place_pending();
+        let unplaced: Vec<String> = self
+            .comments
+            .iter()
+            .filter(|(id, _)| !self.done.contains(&format!("comment:{id}")))
+            .map(|(_, line)| line.clone())
+            .collect();
+        self.blocks.extend(unplaced.into_iter().map(Block::Text));
+    }
+
+    /// Removes the markers of [`rewrite_document`] from a text, remembering
+    /// what they anchor.
+    fn take_markers(&mut self, text: &str) -> String {
+        if !text.contains([COMMENT_OPEN, CHART_OPEN]) {
+            return text.to_owned();
+        }
+        let mut out = String::with_capacity(text.len());
+        let mut chars = text.chars();
+        while let Some(c) = chars.next() {
+            let close = match c {
+                COMMENT_OPEN => COMMENT_CLOSE,
+                CHART_OPEN => CHART_CLOSE,
+                c => {
+                    out.push(c);
+                    continue;
+                }
+            };
+            let id: String = chars.by_ref().take_while(|&x| x != close).collect();
+            self.pending.push(if c == COMMENT_OPEN {
+                Anchored::Comment(id)
+            } else {
+                Anchored::Chart(id)
+            });
+        }
+        out
+    }
+
+    /// Renders pending comments and charts as blocks, unless inside a table
+    /// (they then follow the table).
+    fn place_pending(&mut self) {
+        if self.table_depth > 0 {
+            return;
+        }
+        for anchored in std::mem::take(&mut self.pending) {
+            match anchored {
+                Anchored::Comment(id) => {
+                    if !self.done.insert(format!("comment:{id}")) {
+                        continue;
+                    }
+                    if let Some((_, line)) = self.comments.iter().find(|(c, _)| *c == id) {
+                        self.blocks.push(Block::Text(line.clone()));
+                    }
+                }
+                Anchored::Chart(rid) => {
+                    if !self.done.insert(format!("chart:{rid}")) {
+                        continue;
+                    }
+                    let Some(target) = self
+                        .rels
+                        .get(&rid)
+                        .filter(|r| !r.external)
+                        .map(|r| r.target.clone())
+                    else {
+                        continue;
+                    };
+                    let chart = self
+                        .package
+                        .part(&target)
+                        .and_then(|xml| Element::parse(&xml))
+                        .map(|root| ooxml::chart_markdown(&root))
+                        .unwrap_or_default();
+                    if !chart.is_empty() {
+                        self.blocks.push(Block::Text(chart));
+                    }
+                }
+            }
         }
     }
 
@@ -199,52 +309,58 @@ impl<'d, 'p, 'c, 'i> Writer<'d, 'p, 'c, 'i> {
                 _ => {}
             }
         }
+        let runs = self.take_markers(&runs);
         if !runs.trim().is_empty() {
             self.blocks.push(Block::Text(runs.trim().to_owned()));
         }
+        self.place_pending();
     }
 
     fn paragraph(&mut self, p: &Paragraph) {
         let mut extra = Vec::new();
         let text = self.paragraph_text(p, &mut extra);
+        let text = self.take_markers(&text);
         let text = text.trim();
         if !text.is_empty() {
             let block = self.format_paragraph(p, text);
             self.blocks.push(block);
         }
-        // Text boxes anchored in the paragraph follow it.
+        // Text boxes anchored in the paragraph follow it, then its charts
+        // and comments.
         self.blocks.extend(extra);
+        self.place_pending();
     }
 
     fn format_paragraph(&mut self, p: &Paragraph, text: &str) -> Block {
         let kind = self.kind(p);
+        let number = kind
+            .list
+            .and_then(|(num_id, level)| self.numbering.next(self.docx, num_id, level));
         if let Some(level) = kind.heading {
-            return Block::Text(format!(
-                "{} {}",
-                "#".repeat(level.clamp(1, 6)),
-                one_line(text)
-            ));
+            let hashes = "#".repeat(level.clamp(1, 6));
+            return match number.filter(|n| n.is_numbered() && !n.label.is_empty()) {
+                Some(n) => Block::Text(format!("{hashes} {} {}", n.label, one_line(text))),
+                None => Block::Text(format!("{hashes} {}", one_line(text))),
+            };
         }
-        let Some((num_id, level)) = kind.list else {
+        let Some((_, level)) = kind.list else {
             return Block::Text(text.to_owned());
         };
         let indent = "    ".repeat(level.min(8));
-        match self.level_format(num_id, level).as_deref() {
-            Some("none") => Block::Text(text.to_owned()),
-            Some("bullet") | None => Block::ListItem(format!("{indent}- {}", one_line(text))),
-            Some(_) => {
-                let n = self.next_number(num_id, level);
-                Block::ListItem(format!("{indent}{n}. {}", one_line(text)))
+        let Some(number) = number else {
+            return Block::ListItem(format!("{indent}- {}", one_line(text)));
+        };
+        match number.format.as_str() {
+            "none" => Block::Text(text.to_owned()),
+            "bullet" => Block::ListItem(format!("{indent}- {}", one_line(text))),
+            _ if number.simple => {
+                Block::ListItem(format!("{indent}{}. {}", number.value, one_line(text)))
             }
+            _ if number.label.is_empty() => {
+                Block::ListItem(format!("{indent}- {}", one_line(text)))
+            }
+            _ => Block::ListItem(format!("{indent}- {} {}", number.label, one_line(text))),
         }
-    }
-
-    fn next_number(&mut self, num_id: usize, level: usize) -> usize {
-        self.counters
-            .retain(|(id, l), _| *id != num_id || *l <= level);
-        let n = self.counters.entry((num_id, level)).or_insert(0);
-        *n += 1;
-        *n
     }
 
     /// The heading level or list membership of a paragraph, looking through
@@ -280,10 +396,14 @@ impl<'d, 'p, 'c, 'i> Writer<'d, 'p, 'c, 'i> {
             if kind.list.is_none()
                 && let Some(num) = &style.paragraph_property.numbering_property
             {
-                kind.list = num
-                    .id
-                    .as_ref()
-                    .map(|id| (id.id, num.level.as_ref().map_or(0, |l| l.val)));
+                kind.list = num.id.as_ref().map(|id| {
+                    let level = num.level.as_ref().map(|l| l.val).unwrap_or_else(|| {
+                        self.numbering
+                            .level_of_style(self.docx, id.id, &style.style_id)
+                            .unwrap_or(0)
+                    });
+                    (id.id, level)
+                });
             }
             style_id = style
                 .based_on
@@ -296,18 +416,6 @@ impl<'d, 'p, 'c, 'i> Writer<'d, 'p, 'c, 'i> {
             kind.list = None;
         }
         kind
-    }
-
-    /// The number format (`bullet`, `decimal`, ...) of a list level.
-    fn level_format(&self, num_id: usize, level: usize) -> Option<String> {
-        let numberings = &self.docx.numberings;
-        let num = numberings.numberings.iter().find(|n| n.id == num_id)?;
-        let abs = numberings
-            .abstract_nums
-            .iter()
-            .find(|a| a.id == num.abstract_num_id)?;
-        let lvl = abs.levels.iter().find(|l| l.level == level)?;
-        Some(lvl.format.val.clone())
     }
 
     fn paragraph_text(&mut self, p: &Paragraph, extra: &mut Vec<Block>) -> String {
@@ -445,7 +553,7 @@ impl<'d, 'p, 'c, 'i> Writer<'d, 'p, 'c, 'i> {
         let alt = self
             .alt_texts
             .get(rid)
-            .map(|a| one_line(a).replace(['[', ']'], ""))
+            .map(|a| ooxml::clean_alt_text(a).replace(['[', ']'], ""))
             .unwrap_or_default();
         let link = match self.rels.get(rid) {
             Some(rel) if rel.external => (!alt.is_empty()).then(|| alt.clone()),
@@ -466,13 +574,15 @@ impl<'d, 'p, 'c, 'i> Writer<'d, 'p, 'c, 'i> {
     }
 
     fn table(&mut self, table: &Table) {
+        self.table_depth += 1;
         let rows = self.table_rows(table);
-        if rows.iter().all(|r| r.iter().all(|c| c.trim().is_empty())) {
-            return;
+        self.table_depth -= 1;
+        if !rows.iter().all(|r| r.iter().all(|c| c.trim().is_empty())) {
+            self.blocks.push(Block::Text(
+                ooxml::markdown_table(&rows).trim_end().to_owned(),
+            ));
         }
-        self.blocks.push(Block::Text(
-            ooxml::markdown_table(&rows).trim_end().to_owned(),
-        ));
+        self.place_pending();
     }
 
     /// The table's cells as text, merged cells repeated into every grid
@@ -556,8 +666,8 @@ fn symbol(hex: &str) -> String {
         return String::new();
     };
     match code {
-        0xF0FE | 0xF078 => "☒".to_owned(),
-        0xF0A8 | 0xF06F => "☐".to_owned(),
+        0xF0FE | 0xF078 => CHECKED.to_owned(),
+        0xF0A8 | 0xF06F => UNCHECKED.to_owned(),
         0xF000..=0xF0FF => String::new(),
         _ => char::from_u32(code).map(String::from).unwrap_or_default(),
     }
@@ -673,69 +783,605 @@ fn notes_of(xml: &[u8]) -> Vec<String> {
     notes
 }
 
-/// Rewrites each OMML equation (`m:oMath`) as a plain run holding its text,
-/// since docx-rs drops equations. `None` when there is none.
-fn rewrite_math(xml: &[u8]) -> Option<Vec<u8>> {
-    if !xml.windows(6).any(|w| w == b":oMath") {
-        return None;
+/// One level of a list definition (`w:lvl`).
+#[derive(Clone, Debug)]
+struct LevelDef {
+    start: i64,
+    format: String,
+    text: String,
+    /// `w:lvlRestart`: restart after a use of a level above this 1-based one.
+    restart: Option<usize>,
+    legal: bool,
+    style: Option<String>,
+}
+
+impl LevelDef {
+    fn parse(lvl: &Element) -> LevelDef {
+        let val = |name: &str| {
+            lvl.child(name)
+                .or_else(|| lvl.path(&["AlternateContent", "Fallback", name]))
+                .and_then(|c| c.attr("val"))
+        };
+        LevelDef {
+            start: val("start").and_then(|v| v.parse().ok()).unwrap_or(1),
+            format: val("numFmt").unwrap_or("decimal").to_owned(),
+            text: val("lvlText").unwrap_or("").to_owned(),
+            restart: val("lvlRestart").and_then(|v| v.parse().ok()),
+            legal: lvl.child("isLgl").is_some_and(|e| is_on(e.attr("val"))),
+            style: val("pStyle").map(str::to_owned),
+        }
     }
+}
+
+#[derive(Default)]
+struct AbstractDef {
+    levels: HashMap<usize, LevelDef>,
+    num_style_link: Option<String>,
+}
+
+#[derive(Default)]
+struct NumDef {
+    abstract_id: String,
+    /// Per level: a start override and a replacement level definition.
+    overrides: HashMap<usize, (Option<i64>, Option<LevelDef>)>,
+}
+
+/// A list item's number as Word displays it.
+#[derive(Debug)]
+struct Number {
+    format: String,
+    /// The level's text with its counters filled in (`1.2.`, `a)`).
+    label: String,
+    /// The counter of the item's own level.
+    value: i64,
+    /// Whether the label is just `value.` (a Markdown ordered list item).
+    simple: bool,
+}
+
+impl Number {
+    fn is_numbered(&self) -> bool {
+        !matches!(self.format.as_str(), "bullet" | "none")
+    }
+}
+
+const LEVELS: usize = 9;
+
+/// The list definitions of `word/numbering.xml` and the counters Word keeps
+/// while laying the document out: one set per abstract definition, so
+/// lists sharing one continue each other's numbers unless an instance
+/// overrides its start.
+#[derive(Default)]
+struct Numbering {
+    abstracts: HashMap<String, AbstractDef>,
+    nums: HashMap<String, NumDef>,
+    counters: HashMap<String, [Option<i64>; LEVELS]>,
+    started: HashSet<String>,
+}
+
+impl Numbering {
+    fn parse(xml: &[u8]) -> Numbering {
+        let mut numbering = Numbering::default();
+        let Some(root) = Element::parse(xml) else {
+            return numbering;
+        };
+        for e in root.elements() {
+            match e.name.as_str() {
+                "abstractNum" => {
+                    let Some(id) = e.attr("abstractNumId") else {
+                        continue;
+                    };
+                    let mut def = AbstractDef {
+                        num_style_link: e
+                            .child("numStyleLink")
+                            .and_then(|l| l.attr("val"))
+                            .map(str::to_owned),
+                        ..AbstractDef::default()
+                    };
+                    for lvl in e.elements().filter(|l| l.name == "lvl") {
+                        if let Some(level) = lvl.attr("ilvl").and_then(|v| v.parse().ok())
+                            && level < LEVELS
+                        {
+                            def.levels.insert(level, LevelDef::parse(lvl));
+                        }
+                    }
+                    numbering.abstracts.insert(id.to_owned(), def);
+                }
+                "num" => {
+                    let (Some(id), Some(abstract_id)) = (
+                        e.attr("numId"),
+                        e.child("abstractNumId").and_then(|a| a.attr("val")),
+                    ) else {
+                        continue;
+                    };
+                    let mut def = NumDef {
+                        abstract_id: abstract_id.to_owned(),
+                        ..NumDef::default()
+                    };
+                    for o in e.elements().filter(|o| o.name == "lvlOverride") {
+                        if let Some(level) = o.attr("ilvl").and_then(|v| v.parse().ok())
+                            && level < LEVELS
+                        {
+                            let start = o
+                                .child("startOverride")
+                                .and_then(|s| s.attr("val"))
+                                .and_then(|v| v.parse().ok());
+                            def.overrides
+                                .insert(level, (start, o.child("lvl").map(LevelDef::parse)));
+                        }
+                    }
+                    numbering.nums.insert(id.to_owned(), def);
+                }
+                _ => {}
+            }
+        }
+        numbering
+    }
+
+    /// The abstract definition a list instance uses, following a
+    /// `numStyleLink` to the numbering style's own list once.
+    fn abstract_id(&self, docx: &Docx, num_id: usize) -> Option<String> {
+        let num = self.nums.get(&num_id.to_string())?;
+        let linked = self
+            .abstracts
+            .get(&num.abstract_id)
+            .and_then(|a| a.num_style_link.as_deref())
+            .and_then(|link| docx.styles.find_style_by_id(link))
+            .and_then(|style| style.paragraph_property.numbering_property.as_ref())
+            .and_then(|p| p.id.as_ref())
+            .and_then(|id| self.nums.get(&id.id.to_string()))
+            .map(|n| n.abstract_id.clone());
+        Some(linked.unwrap_or_else(|| num.abstract_id.clone()))
+    }
+
+    fn level(&self, num_id: usize, abstract_id: &str, level: usize) -> Option<&LevelDef> {
+        self.nums
+            .get(&num_id.to_string())
+            .and_then(|n| n.overrides.get(&level))
+            .and_then(|(_, l)| l.as_ref())
+            .or_else(|| self.abstracts.get(abstract_id)?.levels.get(&level))
+    }
+
+    /// The level a paragraph style stands for in a list (`w:lvl/w:pStyle`).
+    fn level_of_style(&self, docx: &Docx, num_id: usize, style_id: &str) -> Option<usize> {
+        let abstract_id = self.abstract_id(docx, num_id)?;
+        self.abstracts
+            .get(&abstract_id)?
+            .levels
+            .iter()
+            .find(|(_, l)| l.style.as_deref() == Some(style_id))
+            .map(|(level, _)| *level)
+    }
+
+    /// Counts a list item and returns its number.
+    fn next(&mut self, docx: &Docx, num_id: usize, level: usize) -> Option<Number> {
+        let level = level.min(LEVELS - 1);
+        let abstract_id = self.abstract_id(docx, num_id)?;
+        let def = self.level(num_id, &abstract_id, level)?.clone();
+        let defs: Vec<Option<LevelDef>> = (0..LEVELS)
+            .map(|l| self.level(num_id, &abstract_id, l).cloned())
+            .collect();
+        let mut counters = self
+            .counters
+            .get(&abstract_id)
+            .copied()
+            .unwrap_or([None; LEVELS]);
+        if self.started.insert(num_id.to_string())
+            && let Some(num) = self.nums.get(&num_id.to_string())
+        {
+            // An instance with start overrides begins its own numbering.
+            for (l, (start, _)) in &num.overrides {
+                if let (Some(start), Some(slot)) = (start, counters.get_mut(*l)) {
+                    *slot = Some(start.saturating_sub(1));
+                }
+            }
+        }
+        let value = counters[level].map_or(def.start, |n| n.saturating_add(1));
+        counters[level] = Some(value);
+        // Skipped levels above count as used at their start value.
+        for (l, slot) in counters.iter_mut().enumerate().take(level) {
+            if slot.is_none() {
+                *slot = Some(defs[l].as_ref().map_or(1, |d| d.start));
+            }
+        }
+        for (deeper, slot) in counters.iter_mut().enumerate().skip(level + 1) {
+            let restart = defs[deeper].as_ref().and_then(|d| d.restart);
+            if restart.is_none_or(|r| r != 0 && level < r) {
+                *slot = None;
+            }
+        }
+        self.counters.insert(abstract_id, counters);
+
+        let text = if def.text.is_empty() && def.format != "bullet" {
+            format!("%{}.", level + 1)
+        } else {
+            def.text.clone()
+        };
+        let mut label = String::new();
+        let mut chars = text.chars().peekable();
+        while let Some(c) = chars.next() {
+            let index = chars
+                .peek()
+                .and_then(|d| d.to_digit(10))
+                .filter(|d| (1..=LEVELS as u32).contains(d));
+            match (c, index) {
+                ('%', Some(d)) => {
+                    chars.next();
+                    let l = d as usize - 1;
+                    let shown = defs[l].as_ref();
+                    let n = counters[l].unwrap_or_else(|| shown.map_or(1, |s| s.start));
+                    let format = if def.legal {
+                        "decimal"
+                    } else {
+                        shown.map_or("decimal", |s| s.format.as_str())
+                    };
+                    label.push_str(&format_number(n, format));
+                }
+                (c, _) => label.push(c),
+            }
+        }
+        let simple = def.format == "decimal" && text == format!("%{}.", level + 1);
+        Some(Number {
+            format: def.format,
+            label: one_line(&label),
+            value,
+            simple,
+        })
+    }
+}
+
+/// A list counter in a `w:numFmt` style.
+fn format_number(n: i64, format: &str) -> String {
+    match format {
+        "none" => String::new(),
+        "bullet" => String::new(),
+        "decimalZero" => format!("{n:02}"),
+        "lowerLetter" | "upperLetter" if (1..=780).contains(&n) => {
+            let letter = char::from(b'a' + ((n - 1) % 26) as u8);
+            let text = letter.to_string().repeat(((n - 1) / 26 + 1) as usize);
+            if format == "upperLetter" {
+                text.to_uppercase()
+            } else {
+                text
+            }
+        }
+        "lowerRoman" | "upperRoman" if (1..4000).contains(&n) => {
+            let roman = roman(n);
+            if format == "upperRoman" {
+                roman
+            } else {
+                roman.to_lowercase()
+            }
+        }
+        "ordinal" => {
+            let suffix = match (n % 10, n % 100) {
+                (_, 11..=13) => "th",
+                (1, _) => "st",
+                (2, _) => "nd",
+                (3, _) => "rd",
+                _ => "th",
+            };
+            format!("{n}{suffix}")
+        }
+        _ => n.to_string(),
+    }
+}
+
+fn roman(mut n: i64) -> String {
+    const DIGITS: [(i64, &str); 13] = [
+        (1000, "M"),
+        (900, "CM"),
+        (500, "D"),
+        (400, "CD"),
+        (100, "C"),
+        (90, "XC"),
+        (50, "L"),
+        (40, "XL"),
+        (10, "X"),
+        (9, "IX"),
+        (5, "V"),
+        (4, "IV"),
+        (1, "I"),
+    ];
+    let mut out = String::new();
+    for (value, digits) in DIGITS {
+        while n >= value {
+            out.push_str(digits);
+            n -= value;
+        }
+    }
+    out
+}
+
+/// Markers [`rewrite_document`] leaves in the text for docx-rs to carry:
+/// a comment reference and a chart, each around its id.
+const COMMENT_OPEN: char = '\u{E000}';
+const COMMENT_CLOSE: char = '\u{E001}';
+const CHART_OPEN: char = '\u{E002}';
+const CHART_CLOSE: char = '\u{E003}';
+const CHECKED: &str = "[x]";
+const UNCHECKED: &str = "[ ]";
+
+/// Rewrites the main document for what docx-rs drops: each OMML equation
+/// (`m:oMath`) becomes a plain run holding its text, check boxes (`w14:checkbox`
+/// content controls, legacy `FORMCHECKBOX` fields) become `[x]` / `[ ]`,
+/// and comment references and charts become markers ([`COMMENT_OPEN`],
+/// [`CHART_OPEN`]). `None` when nothing needed rewriting or the XML is bad.
+fn rewrite_document(xml: &[u8]) -> Option<Vec<u8>> {
     let mut reader = Reader::from_reader(xml);
-    let mut writer = quick_xml::Writer::new(Vec::with_capacity(xml.len()));
+    let mut writer = quick_xml::Writer::new(Vec::with_capacity(xml.len() + 1024));
+    let mut changed = false;
     let mut depth = 0usize;
+    // Equations.
+    let mut math_depth = 0usize;
     let mut math = String::new();
     let mut display = false;
+    let mut in_math_text = false;
+    // Open `w:r` runs: (depth, texts to add as runs after the run closes).
+    let mut runs: Vec<(usize, Vec<String>)> = Vec::new();
+    // Content controls: whether each open one is a check box (and checked).
+    let mut sdts: Vec<Option<bool>> = Vec::new();
+    let mut in_checkbox_props = false;
+    // Inside a check box's content: (depth of w:sdtContent, glyph written).
+    let mut checkbox_content: Option<(usize, bool, bool)> = None;
     let mut in_text = false;
+    // A legacy form check box being read: (checked, default).
+    let mut form_checkbox: Option<(Option<bool>, bool)> = None;
+    // Events dropped until the element at this depth ends.
+    let mut skip_to: Option<usize> = None;
     loop {
         let event = reader.read_event().ok()?;
-        let is_math = |name: &[u8]| name == b"oMath" || name == b"oMathPara";
+        if let Event::Eof = event {
+            break;
+        }
+        // Depth of the element this event opens or closes.
+        let here = match &event {
+            Event::End(_) => depth.saturating_sub(1),
+            _ => depth,
+        };
         match &event {
-            Event::Eof => break,
-            Event::Start(e) if is_math(e.local_name().as_ref()) => {
-                if depth == 0 {
-                    display = e.local_name().as_ref() == b"oMathPara";
-                }
-                depth += 1;
+            Event::Start(_) => depth += 1,
+            Event::End(_) => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        if let Some(level) = skip_to {
+            if matches!(event, Event::End(_)) && here == level {
+                skip_to = None;
             }
-            Event::End(e) if is_math(e.local_name().as_ref()) => {
-                depth = depth.saturating_sub(1);
-                if depth == 0 {
+            continue;
+        }
+        let local = match &event {
+            Event::Start(e) | Event::Empty(e) => e.local_name().as_ref().to_vec(),
+            Event::End(e) => e.local_name().as_ref().to_vec(),
+            _ => Vec::new(),
+        };
+        let local = local.as_slice();
+        let is_math = |name: &[u8]| name == b"oMath" || name == b"oMathPara";
+
+        // Equations: collect their text, write it as one run at the end.
+        match &event {
+            Event::Start(_) if is_math(local) => {
+                if math_depth == 0 {
+                    display = local == b"oMathPara";
+                }
+                math_depth += 1;
+                changed = true;
+                continue;
+            }
+            Event::End(_) if is_math(local) && math_depth > 0 => {
+                math_depth -= 1;
+                if math_depth == 0 {
                     let delimiter = if display { "$$" } else { "$" };
                     if !math.trim().is_empty() {
-                        write_math_run(
+                        write_text_run(
                             &mut writer,
                             &format!(" {delimiter}{}{delimiter} ", math.trim()),
                         )?;
                     }
                     math.clear();
                 }
+                continue;
             }
-            Event::Start(e) if depth > 0 && e.local_name().as_ref() == b"t" => in_text = true,
-            Event::End(e) if depth > 0 && e.local_name().as_ref() == b"t" => in_text = false,
-            _ if depth > 0 => {
-                if in_text && let Some(text) = event_text(&event) {
-                    math.push_str(&text);
+            _ if math_depth > 0 => {
+                match &event {
+                    Event::Start(_) if local == b"t" => in_math_text = true,
+                    Event::End(_) if local == b"t" => in_math_text = false,
+                    _ => {
+                        if in_math_text && let Some(text) = event_text(&event) {
+                            math.push_str(&text);
+                        }
+                    }
+                }
+                continue;
+            }
+            _ => {}
+        }
+
+        match &event {
+            Event::Start(e) if local == b"r" && is_w(e) => runs.push((here, Vec::new())),
+            Event::Start(e) | Event::Empty(e) if local == b"commentReference" => {
+                if let Some(id) = ooxml::attr(e, b"id") {
+                    write_text(&mut writer, &format!("{COMMENT_OPEN}{id}{COMMENT_CLOSE}"))?;
+                    changed = true;
+                }
+                if matches!(event, Event::Start(_)) {
+                    skip_to = Some(here);
+                }
+                continue;
+            }
+            Event::Start(e) | Event::Empty(e) if local == b"chart" => {
+                if let Some(id) = ooxml::attr(e, b"id")
+                    && let Some((_, after)) = runs.last_mut()
+                {
+                    after.push(format!("{CHART_OPEN}{id}{CHART_CLOSE}"));
+                    changed = true;
                 }
             }
-            _ => writer.write_event(event.borrow()).ok()?,
+            // w14:checkbox content controls.
+            Event::Start(_) if local == b"sdt" => sdts.push(None),
+            Event::End(_) if local == b"sdt" => {
+                sdts.pop();
+            }
+            Event::Start(_) | Event::Empty(_) if local == b"checkbox" => {
+                if let Some(top) = sdts.last_mut() {
+                    *top = Some(top.unwrap_or(false));
+                    in_checkbox_props = matches!(event, Event::Start(_));
+                }
+            }
+            Event::End(_) if local == b"checkbox" => in_checkbox_props = false,
+            Event::Start(e) | Event::Empty(e) if local == b"checked" && in_checkbox_props => {
+                if let Some(top) = sdts.last_mut() {
+                    *top = Some(is_on(ooxml::attr(e, b"val").as_deref()));
+                }
+            }
+            Event::Start(_) if local == b"sdtContent" => {
+                if let Some(Some(checked)) = sdts.last() {
+                    checkbox_content = Some((here, *checked, false));
+                    changed = true;
+                }
+            }
+            Event::End(_)
+                if local == b"sdtContent" && checkbox_content.is_some_and(|(d, ..)| d == here) =>
+            {
+                checkbox_content = None;
+            }
+            // Legacy form check boxes (the field shows no text of its own).
+            Event::Start(_) if local == b"checkBox" => form_checkbox = Some((None, false)),
+            Event::Empty(_) if local == b"checkBox" => {
+                if let Some((_, after)) = runs.last_mut() {
+                    after.push(UNCHECKED.to_owned());
+                    changed = true;
+                }
+            }
+            Event::Start(e) | Event::Empty(e) if form_checkbox.is_some() => {
+                let on = is_on(ooxml::attr(e, b"val").as_deref());
+                if let Some(state) = form_checkbox.as_mut() {
+                    match local {
+                        b"checked" => state.0 = Some(on),
+                        b"default" => state.1 = on,
+                        _ => {}
+                    }
+                }
+            }
+            Event::End(_) if local == b"checkBox" => {
+                if let Some((checked, default)) = form_checkbox.take()
+                    && let Some((_, after)) = runs.last_mut()
+                {
+                    let glyph = if checked.unwrap_or(default) {
+                        CHECKED
+                    } else {
+                        UNCHECKED
+                    };
+                    after.push(glyph.to_owned());
+                    changed = true;
+                }
+            }
+            _ => {}
+        }
+
+        // A check box's own content: its glyph becomes [x] / [ ].
+        if let Some((_, checked, written)) = checkbox_content.as_mut() {
+            let glyph = if *checked { CHECKED } else { UNCHECKED };
+            match &event {
+                Event::Start(_) if local == b"t" => in_text = true,
+                Event::End(_) if local == b"t" => in_text = false,
+                Event::Empty(_) if local == b"sym" => {
+                    if !*written {
+                        write_text(&mut writer, glyph)?;
+                        *written = true;
+                    }
+                    continue;
+                }
+                Event::Text(_) | Event::GeneralRef(_) | Event::CData(_) if in_text => {
+                    if !*written {
+                        writer
+                            .write_event(Event::Text(BytesText::new(glyph)))
+                            .ok()?;
+                        *written = true;
+                    }
+                    continue;
+                }
+                _ => {}
+            }
+        }
+
+        writer.write_event(event.borrow()).ok()?;
+        if let Event::End(_) = event
+            && local == b"r"
+            && runs.last().is_some_and(|(d, _)| *d == here)
+            && let Some((_, after)) = runs.pop()
+        {
+            for text in after {
+                write_text_run(&mut writer, &text)?;
+            }
         }
     }
-    Some(writer.into_inner())
+    changed.then(|| writer.into_inner())
 }
 
-fn write_math_run(writer: &mut quick_xml::Writer<Vec<u8>>, math: &str) -> Option<()> {
-    writer
-        .write_event(Event::Start(quick_xml::events::BytesStart::new("w:r")))
-        .ok()?;
+/// Whether an element is in the `w` prefix (or unprefixed): `w:r`, not `a:r`.
+fn is_w(e: &quick_xml::events::BytesStart) -> bool {
+    e.name().prefix().is_none_or(|p| p.as_ref() == b"w")
+}
+
+/// An on/off value: absent means on.
+fn is_on(val: Option<&str>) -> bool {
+    !matches!(val, Some("0" | "false" | "off"))
+}
+
+fn write_text(writer: &mut quick_xml::Writer<Vec<u8>>, text: &str) -> Option<()> {
     let t = quick_xml::events::BytesStart::new("w:t").with_attributes([("xml:space", "preserve")]);
     writer.write_event(Event::Start(t)).ok()?;
-    writer.write_event(Event::Text(BytesText::new(math))).ok()?;
+    writer.write_event(Event::Text(BytesText::new(text))).ok()?;
     writer
         .write_event(Event::End(quick_xml::events::BytesEnd::new("w:t")))
         .ok()?;
+    Some(())
+}
+
+fn write_text_run(writer: &mut quick_xml::Writer<Vec<u8>>, text: &str) -> Option<()> {
+    writer
+        .write_event(Event::Start(quick_xml::events::BytesStart::new("w:r")))
+        .ok()?;
+    write_text(writer, text)?;
     writer
         .write_event(Event::End(quick_xml::events::BytesEnd::new("w:r")))
         .ok()?;
     Some(())
+}
+
+/// The review comments of `word/comments.xml` as (id, rendered line).
+fn comments(package: &mut Package, rels: &[Relationship]) -> Vec<(String, String)> {
+    let Some(root) = rels
+        .iter()
+        .find(|r| r.is("comments") && !r.external)
+        .and_then(|r| package.part(&r.target))
+        .and_then(|xml| Element::parse(&xml))
+    else {
+        return Vec::new();
+    };
+    root.elements()
+        .filter(|e| e.name == "comment")
+        .filter_map(|c| {
+            let id = c.attr("id")?.to_owned();
+            let mut paragraphs = Vec::new();
+            c.descendants("p", &mut paragraphs);
+            let text: Vec<String> = paragraphs
+                .iter()
+                .map(|p| {
+                    let mut texts = Vec::new();
+                    p.descendants("t", &mut texts);
+                    texts.iter().map(|t| t.text()).collect::<String>()
+                })
+                .collect();
+            let text = one_line(&text.join(" "));
+            (!text.is_empty()).then(|| {
+                (
+                    id,
+                    ooxml::comment_line(c.attr("author").unwrap_or(""), &text),
+                )
+            })
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -745,10 +1391,14 @@ mod tests {
     use crate::formats::ooxml::tests::build_zip;
     use crate::images::ImageSink;
 
-    const W: &str = r#"xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships" xmlns:m="http://schemas.openxmlformats.org/officeDocument/2006/math""#;
+    const W: &str = r#"xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships" xmlns:m="http://schemas.openxmlformats.org/officeDocument/2006/math" xmlns:w14="http://schemas.microsoft.com/office/word/2010/wordml" xmlns:wp="http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing" xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main" xmlns:c="http://schemas.openxmlformats.org/drawingml/2006/chart""#;
     const REL: &str = "http://schemas.openxmlformats.org/officeDocument/2006/relationships";
 
     fn docx(body: &str, extra_rels: &str) -> Vec<u8> {
+        docx_with(body, extra_rels, &[])
+    }
+
+    fn docx_with(body: &str, extra_rels: &str, extra_parts: &[(&str, &[u8])]) -> Vec<u8> {
         let content_types = r#"<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="xml" ContentType="application/xml"/><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/></Types>"#;
         let package_rels = format!(
             r#"<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="{REL}/officeDocument" Target="word/document.xml"/><Relationship Id="rId2" Type="http://schemas.openxmlformats.org/package/2006/relationships/metadata/core-properties" Target="docProps/core.xml"/></Relationships>"#
@@ -760,12 +1410,12 @@ mod tests {
             r#"<w:styles {W}><w:style w:type="paragraph" w:styleId="Title"><w:name w:val="Title"/></w:style><w:style w:type="paragraph" w:styleId="Heading2"><w:name w:val="heading 2"/></w:style><w:style w:type="paragraph" w:styleId="ListBullet"><w:name w:val="List Bullet"/><w:pPr><w:numPr><w:numId w:val="1"/></w:numPr></w:pPr></w:style></w:styles>"#
         );
         let numbering = format!(
-            r#"<w:numbering {W}><w:abstractNum w:abstractNumId="0"><w:lvl w:ilvl="0"><w:numFmt w:val="bullet"/></w:lvl><w:lvl w:ilvl="1"><w:numFmt w:val="bullet"/></w:lvl></w:abstractNum><w:abstractNum w:abstractNumId="1"><w:lvl w:ilvl="0"><w:numFmt w:val="decimal"/></w:lvl></w:abstractNum><w:num w:numId="1"><w:abstractNumId w:val="0"/></w:num><w:num w:numId="2"><w:abstractNumId w:val="1"/></w:num></w:numbering>"#
+            r#"<w:numbering {W}><w:abstractNum w:abstractNumId="0"><w:lvl w:ilvl="0"><w:numFmt w:val="bullet"/></w:lvl><w:lvl w:ilvl="1"><w:numFmt w:val="bullet"/></w:lvl></w:abstractNum><w:abstractNum w:abstractNumId="1"><w:lvl w:ilvl="0"><w:numFmt w:val="decimal"/></w:lvl></w:abstractNum><w:abstractNum w:abstractNumId="2"><w:lvl w:ilvl="0"><w:start w:val="1"/><w:numFmt w:val="decimal"/><w:lvlText w:val="%1."/></w:lvl><w:lvl w:ilvl="1"><w:start w:val="1"/><w:numFmt w:val="decimal"/><w:lvlText w:val="%1.%2"/></w:lvl></w:abstractNum><w:abstractNum w:abstractNumId="3"><w:lvl w:ilvl="0"><w:start w:val="1"/><w:numFmt w:val="lowerLetter"/><w:lvlText w:val="%1)"/></w:lvl><w:lvl w:ilvl="1"><w:start w:val="4"/><w:numFmt w:val="lowerRoman"/><w:lvlText w:val="(%2)"/></w:lvl></w:abstractNum><w:num w:numId="1"><w:abstractNumId w:val="0"/></w:num><w:num w:numId="2"><w:abstractNumId w:val="1"/></w:num><w:num w:numId="3"><w:abstractNumId w:val="2"/></w:num><w:num w:numId="4"><w:abstractNumId w:val="3"/></w:num><w:num w:numId="5"><w:abstractNumId w:val="2"/><w:lvlOverride w:ilvl="0"><w:startOverride w:val="7"/></w:lvlOverride></w:num></w:numbering>"#
         );
         let core = r#"<cp:coreProperties xmlns:cp="http://schemas.openxmlformats.org/package/2006/metadata/core-properties" xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:title>Doc &amp; Title</dc:title><dc:creator>Ann</dc:creator></cp:coreProperties>"#;
         let document =
             format!(r#"<?xml version="1.0"?><w:document {W}><w:body>{body}</w:body></w:document>"#);
-        build_zip(&[
+        let mut parts: Vec<(&str, &[u8])> = vec![
             ("[Content_Types].xml", content_types.as_bytes()),
             ("_rels/.rels", package_rels.as_bytes()),
             ("word/_rels/document.xml.rels", document_rels.as_bytes()),
@@ -773,7 +1423,9 @@ mod tests {
             ("word/styles.xml", styles.as_bytes()),
             ("word/numbering.xml", numbering.as_bytes()),
             ("docProps/core.xml", core.as_bytes()),
-        ])
+        ];
+        parts.extend_from_slice(extra_parts);
+        build_zip(&parts)
     }
 
     fn p(style: &str, num: Option<(usize, usize)>, text: &str) -> String {
@@ -841,6 +1493,98 @@ mod tests {
         let expected = "| Name | Value |\n| --- | --- |\n| a\\|b | 1 |\n| wide | wide |\n\n\
                         See [the site](https://example.com/)\n\nArea  $A=πr$\n";
         assert_eq!(out.markdown, expected);
+    }
+
+    #[test]
+    fn headings_and_lists_show_their_numbers() {
+        let body = [
+            p("Heading2", Some((3, 0)), "Intro"),
+            p("", Some((3, 1)), "first point"),
+            p("", Some((3, 1)), "second point"),
+            p("Heading2", Some((3, 0)), "Method"),
+            p("", Some((3, 1)), "restarted"),
+            p("", Some((4, 0)), "letter"),
+            p("", Some((4, 1)), "roman"),
+            p("", Some((4, 0)), "letter again"),
+            p("", Some((5, 0)), "overridden start"),
+            p("", Some((5, 0)), "continues"),
+        ]
+        .concat();
+        let out = run(&docx(&body, "")).unwrap();
+        let expected = "## 1. Intro\n\n    - 1.1 first point\n    - 1.2 second point\n\n\
+            ## 2. Method\n\n    - 2.1 restarted\n- a) letter\n    - (iv) roman\n- b) letter again\n\
+            7. overridden start\n8. continues\n";
+        assert_eq!(out.markdown, expected);
+    }
+
+    #[test]
+    fn comments_follow_their_paragraph() {
+        let comments = format!(
+            r#"<w:comments {W}><w:comment w:id="0" w:author="Ann Lee"><w:p><w:r><w:annotationRef/></w:r><w:r><w:t>Check this.</w:t></w:r></w:p><w:p><w:r><w:t>Twice.</w:t></w:r></w:p></w:comment><w:comment w:id="1" w:author=""><w:p><w:r><w:t>Orphan note</w:t></w:r></w:p></w:comment></w:comments>"#
+        );
+        let rel =
+            format!(r#"<Relationship Id="rId7" Type="{REL}/comments" Target="comments.xml"/>"#);
+        let body = format!(
+            r#"<w:p><w:commentRangeStart w:id="0"/><w:r><w:t>Claim.</w:t></w:r><w:commentRangeEnd w:id="0"/><w:r><w:commentReference w:id="0"/></w:r></w:p>{}"#,
+            p("", None, "Next.")
+        );
+        let out = run(&docx_with(
+            &body,
+            &rel,
+            &[("word/comments.xml", comments.as_bytes())],
+        ))
+        .unwrap();
+        assert_eq!(
+            out.markdown,
+            "Claim.\n\n> Comment (Ann Lee): Check this. Twice.\n\nNext.\n\n> Comment: Orphan note\n"
+        );
+    }
+
+    #[test]
+    fn charts_become_tables() {
+        let chart = r#"<c:chartSpace xmlns:c="http://schemas.openxmlformats.org/drawingml/2006/chart" xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main"><c:chart><c:title><c:tx><c:rich><a:p><a:r><a:t>Sales</a:t></a:r></a:p></c:rich></c:tx></c:title><c:plotArea><c:lineChart><c:ser><c:tx><c:strRef><c:strCache><c:pt idx="0"><c:v>2024</c:v></c:pt></c:strCache></c:strRef></c:tx><c:cat><c:strRef><c:strCache><c:pt idx="0"><c:v>Q1</c:v></c:pt><c:pt idx="1"><c:v>Q2</c:v></c:pt></c:strCache></c:strRef></c:cat><c:val><c:numRef><c:numCache><c:pt idx="0"><c:v>4.4000000000000004</c:v></c:pt><c:pt idx="1"><c:v>5</c:v></c:pt></c:numCache></c:numRef></c:val></c:ser></c:lineChart></c:plotArea></c:chart></c:chartSpace>"#;
+        let rel =
+            format!(r#"<Relationship Id="rId8" Type="{REL}/chart" Target="charts/chart1.xml"/>"#);
+        let body = r#"<w:p><w:r><w:t>Before</w:t></w:r><w:r><w:drawing><wp:inline><wp:docPr id="1" name="Chart 1"/><a:graphic><a:graphicData uri="http://schemas.openxmlformats.org/drawingml/2006/chart"><c:chart r:id="rId8"/></a:graphicData></a:graphic></wp:inline></w:drawing></w:r></w:p>"#;
+        let out = run(&docx_with(
+            body,
+            &rel,
+            &[("word/charts/chart1.xml", chart.as_bytes())],
+        ))
+        .unwrap();
+        assert_eq!(
+            out.markdown,
+            "Before\n\nLine chart: Sales\n\n|  | 2024 |\n| --- | --- |\n| Q1 | 4.4 |\n| Q2 | 5 |\n"
+        );
+    }
+
+    #[test]
+    fn check_boxes_show_their_state() {
+        let sdt = |checked: &str, glyph: &str| {
+            format!(
+                r#"<w:sdt><w:sdtPr><w14:checkbox><w14:checked w14:val="{checked}"/></w14:checkbox></w:sdtPr><w:sdtContent><w:r><w:t>{glyph}</w:t></w:r></w:sdtContent></w:sdt>"#
+            )
+        };
+        let legacy = r#"<w:r><w:fldChar w:fldCharType="begin"><w:ffData><w:checkBox><w:sizeAuto/><w:default w:val="0"/><w:checked/></w:checkBox></w:ffData></w:fldChar></w:r><w:r><w:instrText xml:space="preserve"> FORMCHECKBOX </w:instrText></w:r><w:r><w:fldChar w:fldCharType="end"/></w:r>"#;
+        let body = format!(
+            r#"<w:p>{}<w:r><w:t xml:space="preserve"> Tea</w:t></w:r></w:p><w:p>{}<w:r><w:t xml:space="preserve"> Milk</w:t></w:r></w:p><w:p>{legacy}<w:r><w:t xml:space="preserve"> Sugar</w:t></w:r></w:p>"#,
+            sdt("1", "☒"),
+            sdt("0", "☐")
+        );
+        let out = run(&docx(&body, "")).unwrap();
+        assert_eq!(out.markdown, "[x] Tea\n\n[ ] Milk\n\n[x] Sugar\n");
+    }
+
+    #[test]
+    fn numbers_in_every_format() {
+        assert_eq!(format_number(28, "lowerLetter"), "bb");
+        assert_eq!(format_number(3, "upperLetter"), "C");
+        assert_eq!(format_number(1994, "upperRoman"), "MCMXCIV");
+        assert_eq!(format_number(0, "lowerRoman"), "0");
+        assert_eq!(format_number(12, "ordinal"), "12th");
+        assert_eq!(format_number(22, "ordinal"), "22nd");
+        assert_eq!(format_number(5, "decimalZero"), "05");
+        assert_eq!(format_number(i64::MAX, "lowerLetter"), i64::MAX.to_string());
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! entry under a hard cap, never trusting declared sizes) and relationships
 //! that would pull in a local file. Afterwards parts can be read freely.
 
+use std::collections::HashMap;
 use std::io::{Cursor, Read};
 
 use kts_record::ErrorCode;
@@ -609,6 +610,216 @@ pub fn markdown_table(rows: &[Vec<String>]) -> String {
     out
 }
 
+/// A chart part (`c:chartSpace`) as Markdown: a line naming the kind of
+/// chart and its title, then its data as a table (categories by series, from
+/// the values cached in the part). Empty when the chart holds nothing.
+pub fn chart_markdown(root: &Element) -> String {
+    let mut lines = Vec::new();
+    let title = root
+        .path(&["chart", "title"])
+        .map(drawing_text)
+        .unwrap_or_default();
+    let kind = chart_kind(root);
+    match (kind, title.is_empty()) {
+        (Some(kind), false) => lines.push(format!("{kind}: {title}")),
+        (Some(kind), true) => lines.push(kind),
+        (None, false) => lines.push(title),
+        (None, true) => {}
+    }
+    let table = chart_table(root);
+    if !table.is_empty() {
+        lines.push(table);
+    }
+    lines.join("\n\n")
+}
+
+/// "Bar chart", "Line chart", ... from the first plot of the plot area.
+fn chart_kind(root: &Element) -> Option<String> {
+    let plot = root
+        .path(&["chart", "plotArea"])?
+        .elements()
+        .find(|e| e.name.ends_with("Chart") && e.name.len() > 5)?;
+    let base = plot.name.trim_end_matches("Chart").trim_end_matches("3D");
+    let mut chars = base.chars();
+    let first = chars.next()?.to_uppercase().collect::<String>();
+    Some(format!("{first}{} chart", chars.as_str()))
+}
+
+/// The text of DrawingML paragraphs (`a:p` / `a:t`) below an element, one line.
+pub fn drawing_text(element: &Element) -> String {
+    let mut paragraphs = Vec::new();
+    element.descendants("p", &mut paragraphs);
+    let texts: Vec<String> = paragraphs
+        .iter()
+        .map(|p| {
+            let mut runs = Vec::new();
+            p.descendants("t", &mut runs);
+            runs.iter().map(|t| t.text()).collect::<String>()
+        })
+        .collect();
+    texts
+        .join(" ")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// A chart's series as a Markdown table: one row per category, one column
+/// per series (from the values cached in the chart part).
+fn chart_table(root: &Element) -> String {
+    let mut series = Vec::new();
+    root.descendants("ser", &mut series);
+    let mut header = vec![String::new()];
+    let mut categories: Vec<String> = Vec::new();
+    let mut columns: Vec<HashMap<usize, String>> = Vec::new();
+    for ser in series.iter().take(64) {
+        header.push(
+            ser.child("tx")
+                .map(|tx| {
+                    cached_points(tx)
+                        .into_iter()
+                        .map(|(_, v)| v)
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                })
+                .unwrap_or_default(),
+        );
+        if categories.is_empty()
+            && let Some(cat) = ser.child("cat").or_else(|| ser.child("xVal"))
+        {
+            let points = cached_points(cat);
+            let count = points
+                .iter()
+                .map(|(i, _)| i + 1)
+                .max()
+                .unwrap_or(0)
+                .min(MAX_CHART_ROWS);
+            categories = vec![String::new(); count];
+            for (i, v) in points {
+                if let Some(slot) = categories.get_mut(i) {
+                    *slot = v;
+                }
+            }
+        }
+        let values = ser
+            .child("val")
+            .or_else(|| ser.child("yVal"))
+            .map(cached_points)
+            .unwrap_or_default();
+        columns.push(values.into_iter().collect());
+    }
+    if columns.is_empty() {
+        return String::new();
+    }
+    let rows = categories
+        .len()
+        .max(
+            columns
+                .iter()
+                .filter_map(|c| c.keys().max())
+                .map(|m| m.saturating_add(1))
+                .max()
+                .unwrap_or(0),
+        )
+        .min(MAX_CHART_ROWS);
+    let mut table = vec![header];
+    for i in 0..rows {
+        let mut row = vec![categories.get(i).cloned().unwrap_or_default()];
+        row.extend(
+            columns
+                .iter()
+                .map(|c| c.get(&i).cloned().unwrap_or_default()),
+        );
+        table.push(row);
+    }
+    markdown_table(&table).trim_end().to_owned()
+}
+
+const MAX_CHART_ROWS: usize = 10_000;
+
+/// The cached points (`c:pt idx` / `c:v`) below a chart data reference.
+fn cached_points(data: &Element) -> Vec<(usize, String)> {
+    let one_line = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut points = Vec::new();
+    data.descendants("pt", &mut points);
+    if points.is_empty() {
+        // A literal name has a bare `c:v`.
+        let mut values = Vec::new();
+        data.descendants("v", &mut values);
+        return values
+            .iter()
+            .map(|v| one_line(&v.text()))
+            .enumerate()
+            .collect();
+    }
+    points
+        .iter()
+        .filter_map(|pt| {
+            let idx = pt.attr("idx")?.parse().ok()?;
+            Some((idx, tidy_number(&one_line(&pt.child("v")?.text()))))
+        })
+        .collect()
+}
+
+/// A cached chart value without binary floating-point noise
+/// (`4.4000000000000004` is shown as `4.4`, as Office does).
+fn tidy_number(value: &str) -> String {
+    let digits = value.chars().filter(char::is_ascii_digit).count();
+    match value.parse::<f64>() {
+        Ok(v) if digits > 15 && v.is_finite() && !value.contains(['e', 'E']) => {
+            let fixed = format!("{v:.10}");
+            let fixed = fixed.trim_end_matches('0').trim_end_matches('.');
+            if fixed == "-0" || fixed.is_empty() {
+                "0".to_owned()
+            } else {
+                fixed.to_owned()
+            }
+        }
+        _ => value.to_owned(),
+    }
+}
+
+/// Alt text without the boilerplate Office appends to descriptions it
+/// generated itself ("... Description automatically generated",
+/// "AI-generated content may be incorrect.").
+pub fn clean_alt_text(alt: &str) -> String {
+    const BOILERPLATE: [&str; 6] = [
+        "ai-generated content may be incorrect.",
+        "ai-generated content may be incorrect",
+        "description automatically generated with medium confidence",
+        "description automatically generated with low confidence",
+        "description automatically generated",
+        "automatically generated",
+    ];
+    let mut text = alt.split_whitespace().collect::<Vec<_>>().join(" ");
+    loop {
+        let lower = text.to_lowercase();
+        let Some(cut) = BOILERPLATE
+            .iter()
+            .find(|b| lower.ends_with(*b) && lower.len() == text.len())
+            .map(|b| text.len() - b.len())
+        else {
+            break;
+        };
+        text.truncate(cut);
+        text = text
+            .trim_end_matches(|c: char| c.is_whitespace() || matches!(c, '.' | ',' | ';' | '-'))
+            .to_owned();
+    }
+    text
+}
+
+/// A review comment as one Markdown blockquote line.
+pub fn comment_line(author: &str, text: &str) -> String {
+    let one_line = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let (author, text) = (one_line(author), one_line(text));
+    if author.is_empty() {
+        format!("> Comment: {text}")
+    } else {
+        format!("> Comment ({author}): {text}")
+    }
+}
+
 /// The extension of a part name, for an image's type hint.
 pub fn extension(part: &str) -> &str {
     part.rsplit_once('.')
@@ -739,6 +950,38 @@ pub mod tests {
             "{}",
             err.message
         );
+    }
+
+    #[test]
+    fn generated_alt_text_boilerplate_is_dropped() {
+        assert_eq!(
+            clean_alt_text("A duck holding a paper\n\nDescription automatically generated"),
+            "A duck holding a paper"
+        );
+        assert_eq!(
+            clean_alt_text("A close-up of a duck. AI-generated content may be incorrect."),
+            "A close-up of a duck"
+        );
+        assert_eq!(
+            clean_alt_text("Chart Description automatically generated with medium confidence"),
+            "Chart"
+        );
+        assert_eq!(clean_alt_text("Description automatically generated"), "");
+        assert_eq!(clean_alt_text("A hand-drawn map"), "A hand-drawn map");
+    }
+
+    #[test]
+    fn chart_kind_title_and_data() {
+        let xml = r#"<c:chartSpace xmlns:c="c" xmlns:a="a"><c:chart><c:plotArea><c:bar3DChart><c:ser><c:val><c:numRef><c:numCache><c:pt idx="1"><c:v>2</c:v></c:pt></c:numCache></c:numRef></c:val></c:ser></c:bar3DChart></c:plotArea></c:chart></c:chartSpace>"#;
+        let root = Element::parse(xml.as_bytes()).unwrap();
+        assert_eq!(
+            chart_markdown(&root),
+            "Bar chart\n\n|  |  |\n| --- | --- |\n|  |  |\n|  | 2 |"
+        );
+        // A hostile index does not allocate rows without bound.
+        let xml = xml.replace(r#"idx="1""#, r#"idx="18446744073709551615""#);
+        let root = Element::parse(xml.as_bytes()).unwrap();
+        assert!(chart_markdown(&root).lines().count() <= MAX_CHART_ROWS + 4);
     }
 
     #[test]

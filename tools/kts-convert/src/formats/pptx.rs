@@ -6,7 +6,6 @@
 
 use std::collections::HashMap;
 
-use kts_record::ErrorCode;
 use serde_json::Value;
 
 use super::ooxml::{self, Element, Package, Relationship};
@@ -27,11 +26,20 @@ pub fn convert(bytes: &[u8], ctx: &mut Context) -> Result<Converted, ConvertErro
     let (title, mut properties) = package.core_properties();
     properties.insert("slides".to_owned(), Value::from(slides.len()));
     if slides.is_empty() {
-        return Err(ConvertError::new(
-            ErrorCode::Empty,
-            "the presentation has no slides",
-        ));
+        // Masters, layouts and properties only: a valid, if bare, document.
+        let markdown = title
+            .as_deref()
+            .map(one_line)
+            .filter(|t| !t.is_empty())
+            .map(|t| format!("# {t}\n"))
+            .unwrap_or_default();
+        return Ok(Converted {
+            markdown,
+            title,
+            properties,
+        });
     }
+    let authors = comment_authors(&mut package);
 
     let mut markdown = String::new();
     for (index, part) in slides.iter().enumerate() {
@@ -40,6 +48,7 @@ pub fn convert(bytes: &[u8], ctx: &mut Context) -> Result<Converted, ConvertErro
             ctx,
             rels: HashMap::new(),
             part: part.clone(),
+            authors: &authors,
         };
         markdown.push_str(&slide.render(index + 1));
     }
@@ -90,6 +99,7 @@ struct SlideWriter<'a, 'p, 'c, 'i> {
     ctx: &'c mut Context<'i>,
     rels: HashMap<String, Relationship>,
     part: String,
+    authors: &'a Authors,
 }
 
 impl SlideWriter<'_, '_, '_, '_> {
@@ -129,7 +139,75 @@ impl SlideWriter<'_, '_, '_, '_> {
             out.push_str(&notes);
             out.push_str("\n\n");
         }
+        let comments = self.comments();
+        if !comments.is_empty() {
+            out.push_str("### Comments\n\n");
+            out.push_str(&comments.join("\n\n"));
+            out.push_str("\n\n");
+        }
         out
+    }
+
+    /// The review comments on the slide, legacy (`p:cmLst`) and modern
+    /// (`p188:cmLst`, replies included), in the order of their parts.
+    fn comments(&mut self) -> Vec<String> {
+        let mut targets: Vec<String> = self
+            .rels
+            .values()
+            .filter(|r| r.is("comments") && !r.external)
+            .map(|r| r.target.clone())
+            .collect();
+        targets.sort();
+        targets.dedup();
+        let mut out = Vec::new();
+        for target in targets {
+            let Some(root) = self.package.part(&target).and_then(|x| Element::parse(&x)) else {
+                continue;
+            };
+            for cm in root.elements().filter(|e| e.name == "cm") {
+                self.comment(cm, &mut out);
+                if let Some(replies) = cm.child("replyLst") {
+                    for reply in replies.elements().filter(|e| e.name == "reply") {
+                        self.comment(reply, &mut out);
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    fn comment(&self, cm: &Element, out: &mut Vec<String>) {
+        let text = match cm.child("text") {
+            Some(legacy) => one_line(&legacy.text()),
+            None => cm
+                .child("txBody")
+                .map(ooxml::drawing_text)
+                .unwrap_or_default(),
+        };
+        if text.is_empty() {
+            return;
+        }
+        let (name, initials) = cm
+            .attr("authorId")
+            .and_then(|id| self.authors.get(id))
+            .cloned()
+            .unwrap_or_default();
+        let mut author = name;
+        if !initials.is_empty() {
+            author = if author.is_empty() {
+                initials
+            } else {
+                format!("{author} ({initials})")
+            };
+        }
+        if let Some(date) = cm.attr("dt").or_else(|| cm.attr("created")) {
+            author = if author.is_empty() {
+                one_line(date)
+            } else {
+                format!("{author}, {}", one_line(date))
+            };
+        }
+        out.push(ooxml::comment_line(&author, &text));
     }
 
     /// The shapes of a tree or group, in reading order.
@@ -225,33 +303,14 @@ impl SlideWriter<'_, '_, '_, '_> {
         else {
             return String::new();
         };
-        let mut lines = Vec::new();
-        if let Some(title) = root.path(&["chart", "title"]) {
-            let mut paragraphs = Vec::new();
-            title.descendants("p", &mut paragraphs);
-            let text = one_line(
-                &paragraphs
-                    .iter()
-                    .map(|p| paragraph_text(p))
-                    .collect::<Vec<_>>()
-                    .join(" "),
-            );
-            if !text.is_empty() {
-                lines.push(text);
-            }
-        }
-        let table = chart_table(&root);
-        if !table.is_empty() {
-            lines.push(table);
-        }
-        lines.join("\n\n")
+        ooxml::chart_markdown(&root)
     }
 
     fn picture(&mut self, pic: &Element) -> Option<String> {
         let alt = pic
             .path(&["nvPicPr", "cNvPr"])
             .and_then(|c| c.attr("descr"))
-            .map(one_line)
+            .map(ooxml::clean_alt_text)
             .unwrap_or_default();
         let alt = alt.replace(['[', ']'], "");
         let blip = pic.path(&["blipFill", "blip"]);
@@ -303,98 +362,46 @@ impl SlideWriter<'_, '_, '_, '_> {
     }
 }
 
-/// A chart's series as a Markdown table: one row per category, one column
-/// per series (from the values cached in the chart part).
-fn chart_table(root: &Element) -> String {
-    let mut series = Vec::new();
-    root.descendants("ser", &mut series);
-    let mut header = vec![String::new()];
-    let mut categories: Vec<String> = Vec::new();
-    let mut columns: Vec<HashMap<usize, String>> = Vec::new();
-    for ser in series.iter().take(64) {
-        header.push(
-            ser.child("tx")
-                .map(|tx| {
-                    cached_points(tx)
-                        .into_iter()
-                        .map(|(_, v)| v)
-                        .collect::<Vec<_>>()
-                        .join(" ")
-                })
-                .unwrap_or_default(),
-        );
-        if categories.is_empty()
-            && let Some(cat) = ser.child("cat").or_else(|| ser.child("xVal"))
+/// Comment authors by id: (name, initials), from the legacy
+/// `commentAuthors.xml` and the modern `authors.xml`.
+type Authors = HashMap<String, (String, String)>;
+
+fn comment_authors(package: &mut Package) -> Authors {
+    let mut authors = Authors::new();
+    let main = package
+        .main_part("officeDocument")
+        .unwrap_or_else(|| "ppt/presentation.xml".to_owned());
+    let mut parts: Vec<String> = package
+        .relationships(&main)
+        .into_iter()
+        .filter(|r| !r.external && (r.is("commentAuthors") || r.is("authors")))
+        .map(|r| r.target)
+        .collect();
+    for usual in ["ppt/commentAuthors.xml", "ppt/authors.xml"] {
+        if !parts.iter().any(|p| p.eq_ignore_ascii_case(usual)) {
+            parts.push(usual.to_owned());
+        }
+    }
+    for part in parts {
+        let Some(root) = package.part(&part).and_then(|x| Element::parse(&x)) else {
+            continue;
+        };
+        for author in root
+            .elements()
+            .filter(|e| e.name == "cmAuthor" || e.name == "author")
         {
-            let points = cached_points(cat);
-            let count = points
-                .iter()
-                .map(|(i, _)| i + 1)
-                .max()
-                .unwrap_or(0)
-                .min(10_000);
-            categories = vec![String::new(); count];
-            for (i, v) in points {
-                if let Some(slot) = categories.get_mut(i) {
-                    *slot = v;
-                }
+            if let Some(id) = author.attr("id") {
+                authors.insert(
+                    id.to_owned(),
+                    (
+                        one_line(author.attr("name").unwrap_or("")),
+                        one_line(author.attr("initials").unwrap_or("")),
+                    ),
+                );
             }
         }
-        let values = ser
-            .child("val")
-            .or_else(|| ser.child("yVal"))
-            .map(cached_points)
-            .unwrap_or_default();
-        columns.push(values.into_iter().collect());
     }
-    if columns.is_empty() {
-        return String::new();
-    }
-    let rows = categories
-        .len()
-        .max(
-            columns
-                .iter()
-                .filter_map(|c| c.keys().max())
-                .map(|m| m + 1)
-                .max()
-                .unwrap_or(0),
-        )
-        .min(10_000);
-    let mut table = vec![header];
-    for i in 0..rows {
-        let mut row = vec![categories.get(i).cloned().unwrap_or_default()];
-        row.extend(
-            columns
-                .iter()
-                .map(|c| c.get(&i).cloned().unwrap_or_default()),
-        );
-        table.push(row);
-    }
-    ooxml::markdown_table(&table).trim_end().to_owned()
-}
-
-/// The cached points (`c:pt idx` / `c:v`) below a chart data reference.
-fn cached_points(data: &Element) -> Vec<(usize, String)> {
-    let mut points = Vec::new();
-    data.descendants("pt", &mut points);
-    if points.is_empty() {
-        // A literal name has a bare `c:v`.
-        let mut values = Vec::new();
-        data.descendants("v", &mut values);
-        return values
-            .iter()
-            .map(|v| one_line(&v.text()))
-            .enumerate()
-            .collect();
-    }
-    points
-        .iter()
-        .filter_map(|pt| {
-            let idx = pt.attr("idx")?.parse().ok()?;
-            Some((idx, one_line(&pt.child("v")?.text())))
-        })
-        .collect()
+    authors
 }
 
 /// The placeholder type of a shape (`Some("")` for an untyped placeholder).
@@ -570,6 +577,7 @@ mod tests {
     use crate::formats::Limits;
     use crate::formats::ooxml::tests::build_zip;
     use crate::images::ImageSink;
+    use kts_record::ErrorCode;
 
     const NS: &str = r#"xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships" xmlns:p="http://schemas.openxmlformats.org/presentationml/2006/main""#;
     const REL: &str = "http://schemas.openxmlformats.org/officeDocument/2006/relationships";
@@ -701,8 +709,68 @@ mod tests {
     fn missing_presentation_and_empty_decks_are_errors() {
         let zip = build_zip(&[("_rels/.rels", rels(&[]).as_bytes())]);
         assert_eq!(run(&zip).unwrap_err().code, ErrorCode::Corrupt);
+    }
+
+    #[test]
+    fn a_deck_without_slides_is_a_document() {
         let empty = format!(r#"<p:presentation {NS}><p:sldIdLst/></p:presentation>"#);
         let zip = build_zip(&[("ppt/presentation.xml", empty.as_bytes())]);
-        assert_eq!(run(&zip).unwrap_err().code, ErrorCode::Empty);
+        let out = run(&zip).unwrap();
+        assert_eq!(out.markdown, "");
+        assert_eq!(
+            out.properties.get("slides").and_then(Value::as_u64),
+            Some(0)
+        );
+        let core = r#"<cp:coreProperties xmlns:cp="http://schemas.openxmlformats.org/package/2006/metadata/core-properties" xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:title>Masters  only</dc:title></cp:coreProperties>"#;
+        let zip = build_zip(&[
+            ("ppt/presentation.xml", empty.as_bytes()),
+            ("docProps/core.xml", core.as_bytes()),
+        ]);
+        let out = run(&zip).unwrap();
+        assert_eq!(out.markdown, "# Masters only\n");
+        assert_eq!(out.title.as_deref(), Some("Masters  only"));
+    }
+
+    #[test]
+    fn comments_follow_the_notes() {
+        let presentation = format!(
+            r#"<p:presentation {NS}><p:sldIdLst><p:sldId id="256" r:id="rId2"/></p:sldIdLst></p:presentation>"#
+        );
+        let legacy = format!(
+            r#"<p:cmLst {NS}><p:cm authorId="0" dt="2026-01-01T00:00:00" idx="1"><p:pos x="0" y="0"/><p:text>Old style</p:text></p:cm></p:cmLst>"#
+        );
+        let modern = r#"<p188:cmLst xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main" xmlns:p188="http://schemas.microsoft.com/office/powerpoint/2018/8/main"><p188:cm id="{1}" authorId="{A}" created="2026-02-02T10:00:00"><p188:replyLst><p188:reply id="{2}" authorId="{B}"><p188:txBody><a:bodyPr/><a:p><a:r><a:t>A reply</a:t></a:r></a:p></p188:txBody></p188:reply></p188:replyLst><p188:txBody><a:bodyPr/><a:p><a:r><a:t>New style</a:t></a:r></a:p></p188:txBody></p188:cm></p188:cmLst>"#;
+        let legacy_authors = format!(
+            r#"<p:cmAuthorLst {NS}><p:cmAuthor id="0" name="John Reviewer" initials="JR" lastIdx="1" clrIdx="0"/></p:cmAuthorLst>"#
+        );
+        let authors = r#"<p188:authorLst xmlns:p188="http://schemas.microsoft.com/office/powerpoint/2018/8/main"><p188:author id="{A}" name="Ann" initials="" userId="a" providerId="None"/></p188:authorLst>"#;
+        let modern_rel = r#"<Relationship Id="rId8" Type="http://schemas.microsoft.com/office/2018/10/relationships/comments" Target="../comments/modernComment_100_1.xml"/>"#;
+        let slide_rels = rels(&[("rId7", "comments", "../comments/comment1.xml")])
+            .replace("</Relationships>", &format!("{modern_rel}</Relationships>"));
+        let zip = build_zip(&[
+            ("ppt/presentation.xml", presentation.as_bytes()),
+            (
+                "ppt/_rels/presentation.xml.rels",
+                rels(&[
+                    ("rId2", "slide", "slides/slide1.xml"),
+                    ("rId3", "commentAuthors", "commentAuthors.xml"),
+                ])
+                .as_bytes(),
+            ),
+            ("ppt/slides/slide1.xml", slide(&title("Hello")).as_bytes()),
+            ("ppt/slides/_rels/slide1.xml.rels", slide_rels.as_bytes()),
+            ("ppt/comments/comment1.xml", legacy.as_bytes()),
+            ("ppt/comments/modernComment_100_1.xml", modern.as_bytes()),
+            ("ppt/commentAuthors.xml", legacy_authors.as_bytes()),
+            ("ppt/authors.xml", authors.as_bytes()),
+        ]);
+        let out = run(&zip).unwrap();
+        assert_eq!(
+            out.markdown,
+            "<!-- slide: 1 -->\n\n## Hello\n\n### Comments\n\n\
+             > Comment (John Reviewer (JR), 2026-01-01T00:00:00): Old style\n\n\
+             > Comment (Ann, 2026-02-02T10:00:00): New style\n\n\
+             > Comment: A reply\n"
+        );
     }
 }

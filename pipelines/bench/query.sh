@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# Query benchmark: hybrid retrieval latency of kts-query at 10k and 100k chunks.
+#
+#   pipelines/bench/query.sh [N...]     # default: 10000 100000
+#
+# For each N, builds a scope of N chunks of real text (paragraphs of
+# shared/corpora, 10 chunks per document) with random unit vectors (384 dims,
+# model id bench-random-384) and 200 question-like queries with their own
+# random vectors, indexes it with kts-index (release build), then measures:
+#   - in-process: each query of one `kts-query --batch`-style loop
+#     (the `bench` example runs kts-query's Searcher), hybrid, bm25 and vector;
+#   - cold: one `kts-query DIR --batch` process per query (50 queries), hybrid;
+#   - the floor: a plain scan of the same vectors memory-mapped from an f32
+#     file, top 10 — what vector search costs at memory bandwidth.
+# Query embeddings are given, so the embedding model is not part of these
+# figures (its load and one query embedding are timed once on the side).
+# Prints p50/p95 per figure, with `uptime` (the machine is shared).
+#
+# Env: KTS_SHARED_DIR (default <repo>/../shared), CARGO_TARGET_DIR, KTS_BENCH_DIR
+# (work folder, default a temporary one, removed at the end).
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+shared=${KTS_SHARED_DIR:-$root/../shared}
+target=${CARGO_TARGET_DIR:-$root/target}
+if (($# > 0)); then sizes=("$@"); else sizes=(10000 100000); fi
+corpus=$shared/corpora
+[[ -d $corpus ]] || { echo "query-bench: $corpus is missing (set KTS_SHARED_DIR)" >&2; exit 2; }
+
+work=${KTS_BENCH_DIR:-}
+if [[ -z $work ]]; then
+    work=$(mktemp -d)
+    trap 'rm -rf "$work"' EXIT
+fi
+
+echo "== cargo build --release (kts-index, kts-query, kts-embed, bench example)" >&2
+(cd "$root" && cargo build --release --quiet -p kts-index -p kts-query -p kts-embed --example bench)
+bin=$target/release
+bench=$bin/examples/bench
+
+# p50/p95 of the cold runs: one process per query.
+cold() {
+    local scope=$1 queries=$2 n=$3
+    head -n "$n" "$queries" | while IFS= read -r line; do
+        local t0 t1
+        t0=$(date +%s%N)
+        printf '%s\n' "$line" | "$bin/kts-query" "$scope" --batch >/dev/null
+        t1=$(date +%s%N)
+        echo $(((t1 - t0) / 1000))
+    done | sort -n | awk '{ a[NR] = $1 } END {
+        printf "cold process --mode hybrid: p50 %.1f ms, p95 %.1f ms over %d queries\n",
+            a[int(NR * 0.5) + 1] / 1000, a[int(NR * 0.95) + 1] / 1000, NR }'
+}
+
+for n in "${sizes[@]}"; do
+    dir=$work/n$n
+    scope=$dir/scope
+    mkdir -p "$scope"
+    echo "== $n chunks: writing the stream" >&2
+    "$bench" stream "$n" "$corpus" "$dir"
+    t0=$(date +%s%N)
+    "$bin/kts-index" "$scope" <"$dir/stream.jsonl"
+    t1=$(date +%s%N)
+    echo
+    echo "## $n chunks ($(uptime | sed 's/.*load/load/'))"
+    echo "index: $(((t1 - t0) / 1000000)) ms for $n chunks, store $(du -sh "$scope/.kts" | cut -f1)"
+    for mode in hybrid bm25 vector; do
+        "$bench" query "$scope" "$dir/queries.jsonl" --mode "$mode"
+    done
+    cold "$scope" "$dir/queries.jsonl" 50
+    "$bench" floor "$dir/vectors.f32" "$dir/queries.jsonl"
+done
+
+# The embedding model's share of a cold query with the real model.
+if [[ -f $root/models/cache/all-minilm-l6-v2-int8/model.onnx ]]; then
+    demo=$work/demo
+    mkdir -p "$demo"
+    printf '%s\n' '{"schema":"kts.chunk/1","chunk_id":"c","doc_id":"d","path":"a.md","index":0,"text":"reset the VPN token","start":0,"end":19}' |
+        "$bin/kts-embed" --no-cache --quiet 2>/dev/null | "$bin/kts-index" "$demo" 2>/dev/null || true
+    if [[ -f $demo/.kts/kts.db ]]; then
+        for _ in 1 2 3; do
+            t0=$(date +%s%N)
+            "$bin/kts-query" "$demo" "how do I reset my VPN token" >/dev/null
+            t1=$(date +%s%N)
+            echo "cold process with the real model (load + embed + search): $(((t1 - t0) / 1000000)) ms"
+        done
+    fi
+fi

@@ -1,0 +1,233 @@
+//! The README's pipeline over real pipes, on the demo scope the project writes itself.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+/// Runs a shell pipeline with `set -o pipefail`, the kts binaries first on PATH.
+fn pipeline(script: &str) -> Output {
+    let path = format!("{}:/usr/bin:/bin", kts_tests::profile_dir().display());
+    Command::new("bash")
+        .args(["-o", "pipefail", "-c", script])
+        .env_clear()
+        .env("PATH", path)
+        .output()
+        .expect("bash runs")
+}
+
+fn demo_scope() -> tempfile::TempDir {
+    let scope = tempfile::tempdir().unwrap();
+    let status = Command::new(kts_tests::bin("kts-sample"))
+        .arg(scope.path())
+        .output()
+        .unwrap();
+    assert!(
+        status.status.success(),
+        "{}",
+        String::from_utf8_lossy(&status.stderr)
+    );
+    scope
+}
+
+fn records(output: &Output) -> Vec<Value> {
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}")))
+        .collect()
+}
+
+/// The committed JSON Schemas, by schema id.
+fn validators() -> HashMap<String, jsonschema::Validator> {
+    let dir = kts_tests::workspace_root().join("schemas");
+    std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.to_string_lossy().ends_with(".schema.json"))
+        .map(|path| {
+            let schema: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+            let id = schema["title"]
+                .as_str()
+                .expect("each schema has its id as title")
+                .to_string();
+            (id, jsonschema::validator_for(&schema).unwrap())
+        })
+        .collect()
+}
+
+fn assert_valid(records: &[Value]) {
+    let validators = validators();
+    for record in records {
+        let id = record["schema"]
+            .as_str()
+            .expect("every record names its schema");
+        let validator = validators
+            .get(id)
+            .unwrap_or_else(|| panic!("no committed schema for {id}"));
+        let errors: Vec<String> = validator
+            .iter_errors(record)
+            .map(|e| e.to_string())
+            .collect();
+        assert!(
+            errors.is_empty(),
+            "{id} record does not match its schema: {errors:?}\n{record}"
+        );
+    }
+}
+
+#[test]
+fn the_readme_pipeline_turns_the_demo_scope_into_valid_chunks() {
+    let scope = demo_scope();
+    let dir = scope.path().display();
+    let output = pipeline(&format!("kts-crawl {dir} | kts-convert | kts-chunk"));
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        output.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let records = records(&output);
+    assert_valid(&records);
+
+    let docs: Vec<&Value> = records
+        .iter()
+        .filter(|r| r["schema"] == "kts.doc/1")
+        .collect();
+    let formats: Vec<&str> = docs.iter().map(|d| d["format"].as_str().unwrap()).collect();
+    for format in ["md", "txt", "html", "json", "docx", "pptx", "pdf"] {
+        assert!(
+            formats.contains(&format),
+            "no {format} document in {formats:?}"
+        );
+    }
+    let mut current: Option<&Value> = None;
+    for record in &records {
+        if record["schema"] == "kts.doc/1" {
+            current = Some(record);
+            continue;
+        }
+        let doc = current.expect("a document comes before its chunks");
+        assert_eq!(record["doc_id"], doc["doc_id"]);
+        let markdown: Vec<char> = doc["markdown"].as_str().unwrap().chars().collect();
+        let (start, end) = (
+            record["start"].as_u64().unwrap() as usize,
+            record["end"].as_u64().unwrap() as usize,
+        );
+        assert_eq!(
+            markdown[start..end].iter().collect::<String>(),
+            record["text"].as_str().unwrap()
+        );
+    }
+    let slides = records.iter().filter(|r| r["slide"].is_u64()).count();
+    let pages = records.iter().filter(|r| r["page"].is_u64()).count();
+    assert!(
+        slides > 0 && pages > 0,
+        "chunks cite slides ({slides}) and pages ({pages})"
+    );
+}
+
+#[test]
+fn a_rerun_sends_only_changes_and_deletions_down_the_pipeline() {
+    let scope = demo_scope();
+    let dir = scope.path().display();
+    let full = format!("kts-crawl {dir} | kts-convert | kts-chunk");
+    assert!(pipeline(&full).status.success());
+
+    std::fs::write(
+        scope.path().join("pipeline-overview.md"),
+        "# Changed\n\nNew text.\n",
+    )
+    .unwrap();
+    std::fs::remove_file(scope.path().join("kts-faq.txt")).unwrap();
+    let output = pipeline(&format!(
+        "kts-crawl {dir} --changed-only | kts-convert | kts-chunk"
+    ));
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let records = records(&output);
+    assert_valid(&records);
+    let summary: Vec<(&str, &str)> = records
+        .iter()
+        .map(|r| (r["schema"].as_str().unwrap(), r["path"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            ("kts.doc/1", "pipeline-overview.md"),
+            ("kts.chunk/1", "pipeline-overview.md"),
+            ("kts.file/1", "kts-faq.txt")
+        ]
+    );
+    assert_eq!(records[2]["status"], "deleted");
+}
+
+#[test]
+fn every_stage_ends_quietly_when_its_reader_stops_early() {
+    let scope = tempfile::tempdir().unwrap();
+    let paragraph = "A line of text that makes the records long enough to fill a pipe. ".repeat(40);
+    for i in 0..300 {
+        std::fs::write(
+            scope.path().join(format!("doc-{i:03}.md")),
+            format!("# Doc {i}\n\n{paragraph}\n"),
+        )
+        .unwrap();
+    }
+    let dir = scope.path().display();
+    for script in [
+        format!("kts-crawl {dir} | head -1"),
+        format!("kts-crawl {dir} | kts-convert --no-store | head -1"),
+        format!("kts-crawl {dir} | kts-convert --no-store | kts-chunk | head -1"),
+    ] {
+        let output = pipeline(&script);
+        assert!(output.status.success(), "{script}: {:?}", output.status);
+        assert!(
+            output.stderr.is_empty(),
+            "{script}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert_eq!(records(&output).len(), 1, "{script}");
+    }
+}
+
+#[test]
+fn a_damaged_file_is_reported_and_the_rest_is_indexed() {
+    let scope = demo_scope();
+    let docx = scope.path().join("troubleshooting-guide.docx");
+    let bytes = std::fs::read(&docx).unwrap();
+    std::fs::write(Path::new(&docx), &bytes[..bytes.len() / 3]).unwrap();
+    let dir = scope.path().display();
+    let output = pipeline(&format!("kts-crawl {dir} | kts-convert | kts-chunk"));
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "the damaged file sets exit status 1"
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("kts-convert: error (at troubleshooting-guide.docx): corrupt: "),
+        "{stderr}"
+    );
+    let records = records(&output);
+    assert_valid(&records);
+    let errors: Vec<&Value> = records
+        .iter()
+        .filter(|r| r["schema"] == "kts.error/1")
+        .collect();
+    assert_eq!(errors.len(), 1);
+    assert_eq!(errors[0]["path"], "troubleshooting-guide.docx");
+    assert_eq!(
+        records
+            .iter()
+            .filter(|r| r["schema"] == "kts.doc/1")
+            .count(),
+        6
+    );
+}

@@ -1,0 +1,348 @@
+//! The content-hash cache of one model's vectors in a scope:
+//! `<scope>/.kts/embeddings/<model-id>.bin`, so that no text is embedded twice.
+//!
+//! The file is a header then fixed-size records, appended and fsync'd in
+//! batches:
+//!
+//! ```text
+//! header: "KTSEMB01" | dims: u32 LE | fingerprint: [u8; 32]   (the model's settings)
+//! record: sha256(text): [u8; 32] | dims × f32 LE | FNV-1a 64 of the preceding bytes: u64 LE
+//! ```
+//!
+//! Loading stops at the first partial or damaged record (a crash mid-append):
+//! what follows is ignored and cut off before the next append. A header for
+//! other settings (another model file, max_tokens, ...) starts a new file,
+//! written aside and renamed into place.
+
+use std::collections::HashMap;
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use sha2::{Digest, Sha256};
+
+use crate::manifest::Manifest;
+
+const MAGIC: &[u8; 8] = b"KTSEMB01";
+const HEADER_LEN: usize = 8 + 4 + 32;
+/// Records kept in memory before they are appended and fsync'd.
+const FLUSH_EVERY: usize = 64;
+
+/// The cache key of a text.
+pub type Key = [u8; 32];
+
+pub fn text_key(text: &str) -> Key {
+    Sha256::digest(text.as_bytes()).into()
+}
+
+/// One model's vectors by text hash: loaded at start, appended as it grows.
+/// Without a file it is a plain in-memory map (repeats within one run).
+pub struct EmbeddingCache {
+    vectors: HashMap<Key, Vec<f32>>,
+    dims: usize,
+    file: Option<CacheFile>,
+}
+
+struct CacheFile {
+    path: PathBuf,
+    header: Vec<u8>,
+    /// Length of the file's good part: header and whole, checked records.
+    good_len: u64,
+    /// Whether the file on disk has our header (else it is (re)created).
+    exists: bool,
+    appender: Option<File>,
+    pending: Vec<u8>,
+    pending_records: usize,
+}
+
+impl EmbeddingCache {
+    /// A cache that lives only as long as the process.
+    pub fn in_memory(dims: usize) -> Self {
+        EmbeddingCache {
+            vectors: HashMap::new(),
+            dims,
+            file: None,
+        }
+    }
+
+    /// Opens (or prepares to create) `<kts_dir>/embeddings/<model-id>.bin`.
+    pub fn open(kts_dir: &Path, manifest: &Manifest) -> anyhow::Result<Self> {
+        let path = kts_dir
+            .join("embeddings")
+            .join(format!("{}.bin", manifest.id));
+        let header = header(manifest);
+        let bytes = match std::fs::read(&path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+            Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
+        };
+        let exists = bytes.starts_with(&header);
+        let (vectors, good_len) = if exists {
+            parse_records(&bytes[HEADER_LEN..], manifest.dims)
+        } else {
+            (HashMap::new(), 0)
+        };
+        Ok(EmbeddingCache {
+            vectors,
+            dims: manifest.dims,
+            file: Some(CacheFile {
+                path,
+                header,
+                good_len: (HEADER_LEN as u64) + good_len,
+                exists,
+                appender: None,
+                pending: Vec::new(),
+                pending_records: 0,
+            }),
+        })
+    }
+
+    pub fn get(&self, key: &Key) -> Option<&Vec<f32>> {
+        self.vectors.get(key)
+    }
+
+    pub fn len(&self) -> usize {
+        self.vectors.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.vectors.is_empty()
+    }
+
+    pub fn path(&self) -> Option<&Path> {
+        self.file.as_ref().map(|f| f.path.as_path())
+    }
+
+    /// Adds a vector; it reaches the file in the next batch.
+    pub fn insert(&mut self, key: Key, vector: Vec<f32>) -> anyhow::Result<()> {
+        if vector.len() != self.dims || self.vectors.contains_key(&key) {
+            return Ok(());
+        }
+        if let Some(file) = &mut self.file {
+            file.pending
+                .extend_from_slice(&encode_record(&key, &vector));
+            file.pending_records += 1;
+            if file.pending_records >= FLUSH_EVERY {
+                file.flush()?;
+            }
+        }
+        self.vectors.insert(key, vector);
+        Ok(())
+    }
+
+    /// Appends the pending records and fsyncs them.
+    pub fn flush(&mut self) -> anyhow::Result<()> {
+        match &mut self.file {
+            Some(file) => file.flush(),
+            None => Ok(()),
+        }
+    }
+}
+
+impl CacheFile {
+    fn flush(&mut self) -> anyhow::Result<()> {
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        let pending = std::mem::take(&mut self.pending);
+        let appender = self.appender()?;
+        let written = appender
+            .write_all(&pending)
+            .and_then(|()| appender.sync_data());
+        if let Err(e) = written {
+            // Reopened next time: cut back to the good part before appending again.
+            self.appender = None;
+            self.pending = pending;
+            return Err(e).with_context(|| format!("appending to {}", self.path.display()));
+        }
+        self.good_len += pending.len() as u64;
+        self.pending_records = 0;
+        Ok(())
+    }
+
+    /// The file opened for appending after its good part (created when needed).
+    fn appender(&mut self) -> anyhow::Result<&mut File> {
+        if self.appender.is_none() {
+            if !self.exists {
+                self.create()?;
+            }
+            let file = OpenOptions::new()
+                .append(true)
+                .open(&self.path)
+                .with_context(|| format!("opening {}", self.path.display()))?;
+            let len = file.metadata()?.len();
+            if len > self.good_len {
+                file.set_len(self.good_len).with_context(|| {
+                    format!("cutting the damaged tail of {}", self.path.display())
+                })?;
+            }
+            self.appender = Some(file);
+        }
+        self.appender.as_mut().context("cache file not open")
+    }
+
+    /// Writes a file with just the header aside, then renames it into place.
+    fn create(&mut self) -> anyhow::Result<()> {
+        let dir = self.path.parent().context("cache path has no folder")?;
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        let temp = self
+            .path
+            .with_extension(format!("bin.tmp{}", std::process::id()));
+        let written = File::create(&temp).and_then(|mut f| {
+            f.write_all(&self.header)?;
+            f.sync_all()
+        });
+        let renamed = written.and_then(|()| std::fs::rename(&temp, &self.path));
+        if let Err(e) = renamed {
+            let _ = std::fs::remove_file(&temp);
+            return Err(e).with_context(|| format!("creating {}", self.path.display()));
+        }
+        self.exists = true;
+        self.good_len = HEADER_LEN as u64;
+        Ok(())
+    }
+}
+
+fn header(manifest: &Manifest) -> Vec<u8> {
+    let mut header = Vec::with_capacity(HEADER_LEN);
+    header.extend_from_slice(MAGIC);
+    header.extend_from_slice(&(manifest.dims as u32).to_le_bytes());
+    header.extend_from_slice(&manifest.fingerprint());
+    header
+}
+
+fn record_len(dims: usize) -> usize {
+    32 + 4 * dims + 8
+}
+
+fn encode_record(key: &Key, vector: &[f32]) -> Vec<u8> {
+    let mut record = Vec::with_capacity(record_len(vector.len()));
+    record.extend_from_slice(key);
+    for x in vector {
+        record.extend_from_slice(&x.to_le_bytes());
+    }
+    let check = fnv1a(&record);
+    record.extend_from_slice(&check.to_le_bytes());
+    record
+}
+
+/// The whole, checked records after the header, and their total length.
+fn parse_records(bytes: &[u8], dims: usize) -> (HashMap<Key, Vec<f32>>, u64) {
+    let len = record_len(dims);
+    let mut vectors = HashMap::with_capacity(bytes.len() / len);
+    let mut good = 0u64;
+    for record in bytes.chunks_exact(len) {
+        let (body, check) = record.split_at(len - 8);
+        if check != fnv1a(body).to_le_bytes() {
+            break;
+        }
+        let (key, floats) = body.split_at(32);
+        let vector = floats
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect();
+        let mut k = [0u8; 32];
+        k.copy_from_slice(key);
+        vectors.insert(k, vector);
+        good += len as u64;
+    }
+    (vectors, good)
+}
+
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &b| {
+        (hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn manifest(dims: usize) -> Manifest {
+        let json = format!(
+            r#"{{"id": "test-model", "dims": {dims}, "pooling": "mean", "normalize": true,
+            "max_tokens": 16, "inputs": {{"input_ids": "a", "attention_mask": "b"}},
+            "output": "c", "model": "m", "tokenizer": "t",
+            "files": [{{"name": "m", "package": "p", "version": "1", "path": "m", "sha256": "00"}},
+                      {{"name": "t", "package": "p", "version": "1", "path": "t", "sha256": "11"}}]}}"#
+        );
+        serde_json::from_str(&json).unwrap()
+    }
+
+    fn fill(dir: &Path, manifest: &Manifest, texts: &[&str]) {
+        let mut cache = EmbeddingCache::open(dir, manifest).unwrap();
+        for (i, text) in texts.iter().enumerate() {
+            cache
+                .insert(text_key(text), vec![i as f32; manifest.dims])
+                .unwrap();
+        }
+        cache.flush().unwrap();
+    }
+
+    #[test]
+    fn vectors_survive_a_reopen() {
+        let dir = tempfile::tempdir().unwrap();
+        let m = manifest(3);
+        fill(dir.path(), &m, &["a", "b"]);
+        let cache = EmbeddingCache::open(dir.path(), &m).unwrap();
+        assert_eq!(cache.len(), 2);
+        assert_eq!(cache.get(&text_key("b")), Some(&vec![1.0; 3]));
+    }
+
+    #[test]
+    fn a_torn_tail_is_ignored_and_cut_before_the_next_append() {
+        let dir = tempfile::tempdir().unwrap();
+        let m = manifest(3);
+        fill(dir.path(), &m, &["a", "b"]);
+        let path = dir.path().join("embeddings/test-model.bin");
+        let whole = std::fs::metadata(&path).unwrap().len();
+        // A crash mid-append: part of a record.
+        let mut f = OpenOptions::new().append(true).open(&path).unwrap();
+        f.write_all(&[7u8; 20]).unwrap();
+        drop(f);
+        let cache = EmbeddingCache::open(dir.path(), &m).unwrap();
+        assert_eq!(cache.len(), 2);
+        drop(cache);
+        fill(dir.path(), &m, &["c"]);
+        assert_eq!(
+            std::fs::metadata(&path).unwrap().len(),
+            whole + record_len(3) as u64
+        );
+        let cache = EmbeddingCache::open(dir.path(), &m).unwrap();
+        assert_eq!(cache.len(), 3);
+        assert_eq!(cache.get(&text_key("c")), Some(&vec![0.0; 3]));
+    }
+
+    #[test]
+    fn a_damaged_record_ends_the_good_part() {
+        let dir = tempfile::tempdir().unwrap();
+        let m = manifest(3);
+        fill(dir.path(), &m, &["a", "b"]);
+        let path = dir.path().join("embeddings/test-model.bin");
+        let mut bytes = std::fs::read(&path).unwrap();
+        let last = bytes.len() - 10;
+        bytes[last] ^= 0xff;
+        std::fs::write(&path, bytes).unwrap();
+        assert_eq!(EmbeddingCache::open(dir.path(), &m).unwrap().len(), 1);
+    }
+
+    #[test]
+    fn other_model_settings_start_a_new_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let m = manifest(3);
+        fill(dir.path(), &m, &["a"]);
+        let mut changed = m.clone();
+        changed.max_tokens = 8;
+        assert!(
+            EmbeddingCache::open(dir.path(), &changed)
+                .unwrap()
+                .is_empty()
+        );
+        fill(dir.path(), &changed, &["b"]);
+        let cache = EmbeddingCache::open(dir.path(), &changed).unwrap();
+        assert_eq!(cache.len(), 1);
+        assert!(cache.get(&text_key("b")).is_some());
+    }
+}

@@ -1,0 +1,373 @@
+//! The embedding engine: a model's tokenizer and ONNX session, as its manifest
+//! describes them. kts-embed's stream and kts-query both use it in-process.
+
+use std::borrow::Cow;
+use std::fmt::Display;
+use std::path::Path;
+use std::sync::Mutex;
+
+use anyhow::{Context, anyhow, bail};
+use ort::environment::Environment;
+use ort::session::{Session, SessionInputValue};
+use ort::value::Tensor;
+use tokenizers::{Encoding, Tokenizer, TruncationParams};
+
+use crate::manifest::{Manifest, Pooling, runtime_library};
+
+/// ONNX Runtime allows one environment per process: it is made once and shared.
+static ENVIRONMENT: Mutex<Option<Environment>> = Mutex::new(None);
+
+/// ort's errors do not all convert into anyhow (some carry a builder): keep the message.
+fn ort_err<T, E: Display>(result: Result<T, E>) -> anyhow::Result<T> {
+    result.map_err(|e| anyhow!("onnxruntime: {e}"))
+}
+
+fn environment(models_dir: &Path) -> anyhow::Result<Environment> {
+    let mut shared = ENVIRONMENT.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(environment) = shared.as_ref() {
+        return Ok(environment.clone());
+    }
+    let library = runtime_library(models_dir)?;
+    let builder = ort::init_from(&library)
+        .map_err(|e| anyhow!("loading ONNX Runtime from {}: {e}", library.display()))?;
+    let environment = ort_err(builder.with_name("kts-embed").build())?;
+    *shared = Some(environment.clone());
+    Ok(environment)
+}
+
+/// What the embedder has done so far.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EmbedderStats {
+    /// Texts embedded (each one ran through the model).
+    pub texts: u64,
+    /// Tokens those texts had, special tokens included, after truncation.
+    pub tokens: u64,
+    /// Model runs (one per batch).
+    pub runs: u64,
+}
+
+/// A loaded sentence-embedding model.
+pub struct Embedder {
+    manifest: Manifest,
+    tokenizer: Tokenizer,
+    session: Session,
+    batch: usize,
+    stats: EmbedderStats,
+}
+
+impl Embedder {
+    /// Loads model `id` from a models folder (`<dir>/<id>.json`, files in
+    /// `<dir>/cache/<id>/`), with `threads` intra-op threads.
+    pub fn load(models_dir: &Path, id: &str, threads: usize) -> anyhow::Result<Embedder> {
+        Self::from_manifest(Manifest::load(models_dir, id)?, threads)
+    }
+
+    /// Loads the model a manifest file describes; its folder is the models folder.
+    pub fn load_manifest(path: &Path, threads: usize) -> anyhow::Result<Embedder> {
+        Self::from_manifest(Manifest::load_file(path)?, threads)
+    }
+
+    pub fn from_manifest(manifest: Manifest, threads: usize) -> anyhow::Result<Embedder> {
+        let model_path = manifest.file(&manifest.model)?;
+        let tokenizer = load_tokenizer(&manifest.file(&manifest.tokenizer)?, manifest.max_tokens)?;
+        let environment = environment(&manifest.models_dir)?;
+        let builder = ort_err(Session::builder(&environment))?;
+        let mut builder = ort_err(builder.with_intra_threads(threads.max(1)))?;
+        let session = ort_err(builder.commit_from_file(&model_path))
+            .with_context(|| format!("loading {}", model_path.display()))?;
+        check_tensor_names(&manifest, &session)?;
+        Ok(Embedder {
+            manifest,
+            tokenizer,
+            session,
+            batch: 1,
+            stats: EmbedderStats::default(),
+        })
+    }
+
+    /// Texts per model run in [`Embedder::embed`] (default 1). With more than
+    /// one, texts of similar length are batched together.
+    pub fn with_batch(mut self, batch: usize) -> Self {
+        self.batch = batch.max(1);
+        self
+    }
+
+    pub fn model_id(&self) -> &str {
+        &self.manifest.id
+    }
+
+    pub fn dims(&self) -> usize {
+        self.manifest.dims
+    }
+
+    pub fn manifest(&self) -> &Manifest {
+        &self.manifest
+    }
+
+    pub fn stats(&self) -> EmbedderStats {
+        self.stats
+    }
+
+    /// The token ids the model sees for a document text (prefix, special
+    /// tokens and truncation applied).
+    pub fn token_ids(&self, text: &str) -> anyhow::Result<Vec<u32>> {
+        let prefixed = prefixed(&self.manifest.document_prefix, text);
+        Ok(self.encode(&prefixed)?.get_ids().to_vec())
+    }
+
+    /// Embeds documents (chunks): one vector of `dims()` floats per text, in order.
+    pub fn embed(&mut self, texts: &[&str]) -> anyhow::Result<Vec<Vec<f32>>> {
+        let prefix = self.manifest.document_prefix.clone();
+        let encodings = texts
+            .iter()
+            .map(|text| self.encode(&prefixed(&prefix, text)))
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        self.embed_encodings(&encodings)
+    }
+
+    /// Embeds a search query (with the model's query prefix).
+    pub fn embed_query(&mut self, query: &str) -> anyhow::Result<Vec<f32>> {
+        let encoding = self.encode(&prefixed(&self.manifest.query_prefix, query))?;
+        let mut vectors = self.embed_encodings(&[encoding])?;
+        vectors.pop().context("the model returned no vector")
+    }
+
+    fn encode(&self, text: &str) -> anyhow::Result<Encoding> {
+        self.tokenizer
+            .encode(text, true)
+            .map_err(|e| anyhow!("tokenizing: {e}"))
+    }
+
+    /// Runs the encodings in batches of similar length; vectors in input order.
+    fn embed_encodings(&mut self, encodings: &[Encoding]) -> anyhow::Result<Vec<Vec<f32>>> {
+        let mut order: Vec<usize> = (0..encodings.len()).collect();
+        if self.batch > 1 {
+            order.sort_by_key(|&i| encodings[i].get_ids().len());
+        }
+        let mut vectors = vec![Vec::new(); encodings.len()];
+        for group in order.chunks(self.batch) {
+            let batch: Vec<&Encoding> = group.iter().map(|&i| &encodings[i]).collect();
+            for (&i, vector) in group.iter().zip(self.run(&batch)?) {
+                vectors[i] = vector;
+            }
+        }
+        Ok(vectors)
+    }
+
+    /// One model run over a batch, padded to its longest input.
+    fn run(&mut self, batch: &[&Encoding]) -> anyhow::Result<Vec<Vec<f32>>> {
+        let input = BatchInput::new(batch);
+        let names = &self.manifest.inputs;
+        let mut inputs: Vec<(Cow<'_, str>, SessionInputValue<'_>)> = vec![
+            (names.input_ids.as_str().into(), input.tensor(&input.ids)?),
+            (
+                names.attention_mask.as_str().into(),
+                input.tensor(&input.mask)?,
+            ),
+        ];
+        if let Some(name) = &names.token_type_ids {
+            inputs.push((name.as_str().into(), input.tensor(&input.type_ids)?));
+        }
+        let outputs = ort_err(self.session.run(inputs))?;
+        let output = outputs
+            .get(&self.manifest.output)
+            .with_context(|| format!("the model has no output {:?}", self.manifest.output))?;
+        let (shape, data) = ort_err(output.try_extract_tensor::<f32>())?;
+        let vectors = pool(&self.manifest, &input, shape, data)?;
+        self.stats.runs += 1;
+        self.stats.texts += batch.len() as u64;
+        self.stats.tokens += input.mask.iter().sum::<i64>() as u64;
+        Ok(vectors)
+    }
+}
+
+fn prefixed<'t>(prefix: &str, text: &'t str) -> Cow<'t, str> {
+    if prefix.is_empty() {
+        Cow::Borrowed(text)
+    } else {
+        Cow::Owned(format!("{prefix}{text}"))
+    }
+}
+
+/// The tokenizer with the manifest's truncation and no padding (the batch pads).
+fn load_tokenizer(path: &Path, max_tokens: usize) -> anyhow::Result<Tokenizer> {
+    let mut tokenizer = Tokenizer::from_file(path)
+        .map_err(|e| anyhow!("reading tokenizer {}: {e}", path.display()))?;
+    tokenizer
+        .with_truncation(Some(TruncationParams {
+            max_length: max_tokens,
+            ..TruncationParams::default()
+        }))
+        .map_err(|e| anyhow!("tokenizer {}: {e}", path.display()))?;
+    tokenizer.with_padding(None);
+    Ok(tokenizer)
+}
+
+/// Fails when the manifest names tensors the model does not have.
+fn check_tensor_names(manifest: &Manifest, session: &Session) -> anyhow::Result<()> {
+    let inputs: Vec<&str> = session.inputs().iter().map(|i| i.name()).collect();
+    let outputs: Vec<&str> = session.outputs().iter().map(|o| o.name()).collect();
+    let names = &manifest.inputs;
+    let wanted = [
+        Some(&names.input_ids),
+        Some(&names.attention_mask),
+        names.token_type_ids.as_ref(),
+    ];
+    for name in wanted.into_iter().flatten() {
+        if !inputs.contains(&name.as_str()) {
+            bail!(
+                "model {}: no input tensor {name:?} (it has {inputs:?})",
+                manifest.id
+            );
+        }
+    }
+    if !outputs.contains(&manifest.output.as_str()) {
+        bail!(
+            "model {}: no output tensor {:?} (it has {outputs:?})",
+            manifest.id,
+            manifest.output
+        );
+    }
+    Ok(())
+}
+
+/// A batch as the model's int64 inputs, row-major `[rows, width]`.
+struct BatchInput {
+    rows: usize,
+    width: usize,
+    ids: Vec<i64>,
+    mask: Vec<i64>,
+    type_ids: Vec<i64>,
+}
+
+impl BatchInput {
+    fn new(batch: &[&Encoding]) -> BatchInput {
+        let rows = batch.len();
+        let width = batch
+            .iter()
+            .map(|e| e.get_ids().len())
+            .max()
+            .unwrap_or(0)
+            .max(1);
+        let mut input = BatchInput {
+            rows,
+            width,
+            ids: vec![0; rows * width],
+            mask: vec![0; rows * width],
+            type_ids: vec![0; rows * width],
+        };
+        for (row, encoding) in batch.iter().enumerate() {
+            let at = row * width;
+            for (t, (&id, &type_id)) in encoding
+                .get_ids()
+                .iter()
+                .zip(encoding.get_type_ids())
+                .enumerate()
+            {
+                input.ids[at + t] = i64::from(id);
+                input.type_ids[at + t] = i64::from(type_id);
+                input.mask[at + t] = 1;
+            }
+        }
+        input
+    }
+
+    fn tensor(&self, data: &[i64]) -> anyhow::Result<SessionInputValue<'static>> {
+        let tensor = ort_err(Tensor::from_array(([self.rows, self.width], data.to_vec())))?;
+        Ok(tensor.into())
+    }
+}
+
+/// Turns the model's output into one (normalised) vector per row.
+fn pool(
+    manifest: &Manifest,
+    input: &BatchInput,
+    shape: &[i64],
+    data: &[f32],
+) -> anyhow::Result<Vec<Vec<f32>>> {
+    let dims = manifest.dims;
+    let expected: Vec<i64> = match manifest.pooling {
+        Pooling::None => vec![input.rows as i64, dims as i64],
+        Pooling::Mean | Pooling::Cls => vec![input.rows as i64, input.width as i64, dims as i64],
+    };
+    if shape != expected.as_slice() || data.len() != expected.iter().product::<i64>() as usize {
+        bail!(
+            "model {}: output {:?} has shape {shape:?}, expected {expected:?} (check dims and pooling in its manifest)",
+            manifest.id,
+            manifest.output
+        );
+    }
+    let vectors = (0..input.rows).map(|row| {
+        let mut vector = match manifest.pooling {
+            Pooling::None => data[row * dims..(row + 1) * dims].to_vec(),
+            Pooling::Cls => {
+                let at = row * input.width * dims;
+                data[at..at + dims].to_vec()
+            }
+            Pooling::Mean => mean_pool(
+                data,
+                &input.mask[row * input.width..(row + 1) * input.width],
+                row,
+                dims,
+            ),
+        };
+        if manifest.normalize {
+            normalize(&mut vector);
+        }
+        vector
+    });
+    Ok(vectors.collect())
+}
+
+/// The mean of a row's token vectors over its attention mask.
+fn mean_pool(data: &[f32], mask: &[i64], row: usize, dims: usize) -> Vec<f32> {
+    let width = mask.len();
+    let mut sum = vec![0f32; dims];
+    let mut count = 0f32;
+    for (t, _) in mask.iter().enumerate().filter(|(_, m)| **m != 0) {
+        let at = (row * width + t) * dims;
+        for (s, x) in sum.iter_mut().zip(&data[at..at + dims]) {
+            *s += x;
+        }
+        count += 1.0;
+    }
+    let count = count.max(1e-9);
+    sum.iter_mut().for_each(|s| *s /= count);
+    sum
+}
+
+/// Scales a vector to unit length (a zero vector stays zero).
+pub fn normalize(vector: &mut [f32]) {
+    let norm = vector.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if norm > 0.0 {
+        vector.iter_mut().for_each(|x| *x /= norm);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normalize_gives_unit_length_and_leaves_zero_alone() {
+        let mut v = vec![3.0, 4.0];
+        normalize(&mut v);
+        assert_eq!(v, vec![0.6, 0.8]);
+        let mut zero = vec![0.0; 3];
+        normalize(&mut zero);
+        assert_eq!(zero, vec![0.0; 3]);
+    }
+
+    #[test]
+    fn mean_pool_ignores_padding() {
+        // One row of width 3 (last token padding), dims 2.
+        let data = [1.0, 2.0, 3.0, 4.0, 100.0, 100.0];
+        assert_eq!(mean_pool(&data, &[1, 1, 0], 0, 2), vec![2.0, 3.0]);
+    }
+
+    #[test]
+    fn prefix_is_added_only_when_set() {
+        assert!(matches!(prefixed("", "x"), Cow::Borrowed("x")));
+        assert_eq!(prefixed("query: ", "x"), "query: x");
+    }
+}

@@ -1,0 +1,159 @@
+//! kts-embed: adds local ONNX sentence embeddings to `kts.chunk/1` records.
+//!
+//! The engine ([`Embedder`]) is a library API too: kts-query embeds its
+//! questions in-process with [`Embedder::load`] and [`Embedder::embed_query`].
+
+mod cache;
+mod embedder;
+mod manifest;
+mod stream;
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::Context;
+use clap::{CommandFactory, Parser};
+use kts_cli::{Exit, JsonlReader, JsonlWriter, Messages};
+
+pub use cache::{EmbeddingCache, text_key};
+pub use embedder::{Embedder, EmbedderStats, normalize};
+pub use manifest::{
+    DEFAULT_MODEL, FileSpec, InputNames, Manifest, Pooling, default_models_dir, known_models,
+};
+pub use stream::{CacheChoice, Counts, json_vector};
+
+const ABOUT: &str = "Add local ONNX sentence embeddings to kts.chunk/1 records";
+
+const AFTER_HELP: &str = "\
+Reads JSONL on stdin. Each kts.chunk/1 without an embedding of the model (or
+with one of another model) gets `embedding` (L2-normalised floats) and `model`
+(the model id); every other record passes through unchanged, in order. Models
+are described by manifests in the project's models/ folder; their files are
+fetched once by models/fetch, never at run time. Vectors are cached by text
+hash in the scope's .kts/embeddings/<model>.bin (the scope is the `root` of
+the kts.doc/1 record ahead of the chunks), so a re-run embeds only new text.
+
+Examples:
+  kts-crawl docs | kts-convert | kts-chunk | kts-embed | kts-index docs
+  kts-embed --query 'how do I reset my password' | jq '.embedding | length'";
+
+#[derive(Parser, Debug)]
+#[command(name = "kts-embed", version, about = ABOUT, after_help = AFTER_HELP)]
+pub struct Args {
+    /// The model: a manifest id in the models folder.
+    #[arg(long, value_name = "ID", default_value = DEFAULT_MODEL)]
+    pub model: String,
+
+    /// The models folder (manifests, and cache/ filled by models/fetch)
+    /// [default: the project's models/ found from the executable].
+    #[arg(long, value_name = "DIR")]
+    pub models: Option<PathBuf>,
+
+    /// Threads inside one model run [default: the number of cores].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub threads: Option<u16>,
+
+    /// Texts per model run; above 1, texts of similar length are batched together.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    pub batch: u16,
+
+    /// Keep the vector cache in DIR/embeddings/ [default: the scope's .kts/
+    /// folder, from the `root` of the kts.doc/1 records; none without one].
+    #[arg(long, value_name = "DIR", conflicts_with = "no_cache")]
+    pub cache: Option<PathBuf>,
+
+    /// Keep no vector cache on disk.
+    #[arg(long)]
+    pub no_cache: bool,
+
+    /// Print one JSON line with the embedding of TEXT as a search query, and exit.
+    #[arg(long, value_name = "TEXT")]
+    pub query: Option<String>,
+
+    /// Print a one-line summary on stderr at the end.
+    #[arg(long)]
+    pub stats: bool,
+
+    /// Do not print per-record errors and warnings (the exit status still tells).
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// The clap definition, for man pages and completions.
+pub fn command() -> clap::Command {
+    Args::command()
+}
+
+pub fn run(args: Args) -> anyhow::Result<Exit> {
+    let messages = Messages::new("kts-embed").quiet(args.quiet);
+    let models_dir = match &args.models {
+        Some(dir) => dir.clone(),
+        None => default_models_dir().context(
+            "no models folder found next to the executable: pass --models DIR \
+             (the project's models/ folder), after running models/fetch there",
+        )?,
+    };
+    let threads = args.threads.map_or_else(default_threads, usize::from);
+    let embedder =
+        Embedder::load(&models_dir, &args.model, threads)?.with_batch(usize::from(args.batch));
+    match &args.query {
+        Some(query) => print_query(embedder, query),
+        None => embed_stream(embedder, &args, &messages),
+    }
+}
+
+fn default_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, usize::from)
+}
+
+/// `--query`: one JSON line `{"model", "dims", "text", "embedding"}`.
+fn print_query(mut embedder: Embedder, query: &str) -> anyhow::Result<Exit> {
+    let vector = embedder.embed_query(query)?;
+    let line = serde_json::json!({
+        "model": embedder.model_id(),
+        "dims": embedder.dims(),
+        "text": query,
+        "embedding": json_vector(&vector),
+    });
+    let mut out = JsonlWriter::new();
+    out.write(&line)?;
+    out.flush()?;
+    Ok(Exit::Ok)
+}
+
+fn embed_stream(embedder: Embedder, args: &Args, messages: &Messages) -> anyhow::Result<Exit> {
+    let choice = match (&args.cache, args.no_cache) {
+        (Some(dir), _) => CacheChoice::Fixed(dir.clone()),
+        (None, true) => CacheChoice::Off,
+        (None, false) => CacheChoice::FromScope,
+    };
+    let started = Instant::now();
+    let mut stream = stream::Stream::new(embedder, usize::from(args.batch), choice, messages)?;
+    stream.run(JsonlReader::stdin())?;
+    if args.stats {
+        messages.info(&summary(
+            &stream.counts,
+            stream.embedder().stats(),
+            started,
+            messages,
+        ));
+    }
+    Ok(messages.exit())
+}
+
+fn summary(counts: &Counts, model: EmbedderStats, started: Instant, messages: &Messages) -> String {
+    let seconds = started.elapsed().as_secs_f64().max(1e-9);
+    format!(
+        "{} chunks: {} embedded ({} tokens, {} model runs), {} from cache, {} already embedded, \
+         {} rejected; {:.3} s, {:.1} embedded/s",
+        counts.chunks,
+        counts.embedded,
+        model.tokens,
+        model.runs,
+        counts.cached,
+        counts.kept,
+        messages.failures(),
+        seconds,
+        counts.embedded as f64 / seconds,
+    )
+}

@@ -1,0 +1,1 @@
+kts_cli::tool_main!("kts-embed", kts_embed::Args, kts_embed::run);

@@ -1,0 +1,293 @@
+//! The record stream: chunks get their embeddings, everything else passes
+//! through, all in input order.
+//!
+//! Records wait in a queue while the chunks among them that need the model
+//! (cache misses) gather into a window; the window is embedded in one call
+//! (batched by similar length when `--batch` > 1), then the queue is written.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use indicatif::ProgressBar;
+use kts_cli::{Incoming, JsonlReader, JsonlWriter, Messages};
+use kts_record::ErrorCode;
+use serde_json::Value;
+
+use crate::cache::{EmbeddingCache, Key, text_key};
+use crate::embedder::Embedder;
+
+/// Where the vectors of already embedded texts are kept.
+pub enum CacheChoice {
+    /// `<DIR>/embeddings/<model>.bin`, whatever the records say.
+    Fixed(PathBuf),
+    /// `<root>/.kts/embeddings/<model>.bin` for the scope root of the
+    /// `kts.doc/1` record before the chunks; in memory when there is none.
+    FromScope,
+    /// In memory only (repeats within one run are still embedded once).
+    Off,
+}
+
+/// What happened to the chunks, for `--stats`.
+#[derive(Default, Debug)]
+pub struct Counts {
+    pub chunks: u64,
+    /// Chunks whose vector came from the model in this run.
+    pub embedded: u64,
+    /// Chunks whose vector came from the cache (or a repeat earlier in the run).
+    pub cached: u64,
+    /// Chunks that already carried an embedding of this model.
+    pub kept: u64,
+}
+
+enum Queued {
+    Ready(Value),
+    /// A chunk waiting for the vector of this text hash.
+    Chunk(Value, Key),
+}
+
+pub struct Stream<'a> {
+    embedder: Embedder,
+    messages: &'a Messages,
+    choice: CacheChoice,
+    caches: HashMap<PathBuf, EmbeddingCache>,
+    /// The cache chunks go to now (a key of `caches`; empty: in memory).
+    current: PathBuf,
+    window: usize,
+    queue: Vec<Queued>,
+    /// Distinct texts of the queued chunks that need the model.
+    misses: Vec<(Key, String)>,
+    out: JsonlWriter,
+    bar: ProgressBar,
+    pub counts: Counts,
+}
+
+impl<'a> Stream<'a> {
+    pub fn new(
+        embedder: Embedder,
+        batch: usize,
+        choice: CacheChoice,
+        messages: &'a Messages,
+    ) -> anyhow::Result<Self> {
+        let mut stream = Stream {
+            embedder,
+            messages,
+            choice,
+            caches: HashMap::new(),
+            current: PathBuf::new(),
+            window: batch.max(1) * 8,
+            queue: Vec::new(),
+            misses: Vec::new(),
+            out: JsonlWriter::new(),
+            bar: kts_cli::progress_bar(messages.tool(), None),
+            counts: Counts::default(),
+        };
+        let fixed = match &stream.choice {
+            CacheChoice::Fixed(dir) => Some(dir.clone()),
+            _ => None,
+        };
+        stream.select_cache(fixed.as_deref())?;
+        Ok(stream)
+    }
+
+    pub fn embedder(&self) -> &Embedder {
+        &self.embedder
+    }
+
+    /// Reads every record of `reader` and writes the stream out.
+    pub fn run<R: std::io::Read>(&mut self, mut reader: JsonlReader<R>) -> anyhow::Result<()> {
+        while let Some(item) = reader.next() {
+            match item? {
+                Ok(Incoming::Doc(value)) => self.doc(value)?,
+                Ok(Incoming::Chunk(value)) => self.chunk(value, &reader.position()),
+                Ok(Incoming::File(value) | Incoming::Error(value) | Incoming::Other(value)) => {
+                    self.queue.push(Queued::Ready(value))
+                }
+                Err((code, message)) => {
+                    let error = self
+                        .messages
+                        .reject_record(&reader.position(), code, &message);
+                    self.queue.push(Queued::Ready(serde_json::to_value(error)?));
+                }
+            }
+            self.advance()?;
+        }
+        self.embed_window()?;
+        self.bar.finish_and_clear();
+        for cache in self.caches.values_mut() {
+            cache.flush()?;
+        }
+        self.out.flush()?;
+        Ok(())
+    }
+
+    /// A document: its scope root picks the cache for the chunks that follow.
+    fn doc(&mut self, value: Value) -> anyhow::Result<()> {
+        if matches!(self.choice, CacheChoice::FromScope) {
+            let root = value.get("root").and_then(Value::as_str).map(Path::new);
+            let kts_dir = root.map(|r| r.join(".kts"));
+            if kts_dir.as_deref().unwrap_or(Path::new("")) != self.current {
+                self.embed_window()?;
+                self.select_cache(kts_dir.as_deref())?;
+            }
+        }
+        self.queue.push(Queued::Ready(value));
+        Ok(())
+    }
+
+    fn chunk(&mut self, mut value: Value, position: &str) {
+        self.counts.chunks += 1;
+        let Some(text) = value.get("text").and_then(Value::as_str) else {
+            let path = value.get("path").and_then(Value::as_str).unwrap_or("?");
+            let at = format!("{position} ({path})");
+            let error = self.messages.reject_record(
+                &at,
+                ErrorCode::BadRecord,
+                "chunk has no \"text\" string",
+            );
+            self.queue.push(Queued::Ready(
+                serde_json::to_value(error).unwrap_or(Value::Null),
+            ));
+            return;
+        };
+        if self.has_own_embedding(&value) {
+            self.counts.kept += 1;
+            self.queue.push(Queued::Ready(value));
+            return;
+        }
+        let key = text_key(text);
+        let cached = self.cache().get(&key).is_some() || self.misses.iter().any(|(k, _)| *k == key);
+        if cached {
+            self.counts.cached += 1;
+        } else {
+            self.misses.push((key, text.to_string()));
+        }
+        if let Some(object) = value.as_object_mut() {
+            object.remove("embedding");
+            object.remove("model");
+        }
+        self.queue.push(Queued::Chunk(value, key));
+    }
+
+    /// Whether a chunk already has a vector of this model (of the right size).
+    fn has_own_embedding(&self, value: &Value) -> bool {
+        let model = value.get("model").and_then(Value::as_str);
+        let dims = value
+            .get("embedding")
+            .and_then(Value::as_array)
+            .map(Vec::len);
+        model == Some(self.embedder.model_id()) && dims == Some(self.embedder.dims())
+    }
+
+    /// Writes out what can be written: everything when no chunk waits for the
+    /// model, else once the window is full.
+    fn advance(&mut self) -> anyhow::Result<()> {
+        if self.misses.is_empty() || self.misses.len() >= self.window {
+            self.embed_window()?;
+        }
+        Ok(())
+    }
+
+    /// Embeds the window's misses, then writes the queue in order.
+    fn embed_window(&mut self) -> anyhow::Result<()> {
+        if !self.misses.is_empty() {
+            let misses = std::mem::take(&mut self.misses);
+            let texts: Vec<&str> = misses.iter().map(|(_, t)| t.as_str()).collect();
+            let vectors = self.embedder.embed(&texts)?;
+            self.counts.embedded += misses.len() as u64;
+            for ((key, _), vector) in misses.into_iter().zip(vectors) {
+                self.cache_mut()?.insert(key, vector)?;
+            }
+        }
+        self.write_queue()
+    }
+
+    fn write_queue(&mut self) -> anyhow::Result<()> {
+        let model = self.embedder.model_id().to_string();
+        let queue = std::mem::take(&mut self.queue);
+        let wrote = !queue.is_empty();
+        for item in queue {
+            match item {
+                Queued::Ready(value) => self.out.write(&value)?,
+                Queued::Chunk(mut value, key) => {
+                    let vector = self.cache().get(&key).map(|v| json_vector(v));
+                    if let (Some(object), Some(vector)) = (value.as_object_mut(), vector) {
+                        object.insert("embedding".into(), vector);
+                        object.insert("model".into(), Value::String(model.clone()));
+                    }
+                    self.out.write(&value)?;
+                    self.bar.inc(1);
+                }
+            }
+        }
+        if wrote {
+            self.out.flush()?;
+        }
+        Ok(())
+    }
+
+    /// Opens the cache for a `.kts` folder (or the in-memory one) and makes it current.
+    fn select_cache(&mut self, kts_dir: Option<&Path>) -> anyhow::Result<()> {
+        let key = kts_dir.map(Path::to_path_buf).unwrap_or_default();
+        if !self.caches.contains_key(&key) {
+            let cache = self.open_cache(kts_dir);
+            self.caches.insert(key.clone(), cache);
+        }
+        self.current = key;
+        Ok(())
+    }
+
+    fn open_cache(&self, kts_dir: Option<&Path>) -> EmbeddingCache {
+        let manifest = self.embedder.manifest();
+        let Some(dir) = kts_dir else {
+            return EmbeddingCache::in_memory(manifest.dims);
+        };
+        match EmbeddingCache::open(dir, manifest) {
+            Ok(cache) => cache,
+            Err(e) => {
+                self.messages.warn(&format!(
+                    "no embedding cache ({e:#}): every text is embedded"
+                ));
+                EmbeddingCache::in_memory(manifest.dims)
+            }
+        }
+    }
+
+    /// The current cache (`select_cache` always opens it before it is current).
+    fn cache(&self) -> &EmbeddingCache {
+        &self.caches[&self.current]
+    }
+
+    fn cache_mut(&mut self) -> anyhow::Result<&mut EmbeddingCache> {
+        self.caches
+            .get_mut(&self.current)
+            .ok_or_else(|| anyhow::anyhow!("no embedding cache selected"))
+    }
+}
+
+/// A vector as JSON numbers, each written with the shortest decimal that
+/// reads back as the same f32 (not the 17 digits of its f64 widening).
+pub fn json_vector(vector: &[f32]) -> Value {
+    Value::Array(
+        vector
+            .iter()
+            .map(|&x| {
+                let shortest = x.to_string().parse::<f64>().unwrap_or(f64::from(x));
+                serde_json::Number::from_f64(shortest).map_or(Value::Null, Value::Number)
+            })
+            .collect(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_vector_is_short_and_reads_back_exactly() {
+        let v = [0.1f32, -0.032837093, 1.0 / 3.0];
+        let json = json_vector(&v).to_string();
+        assert_eq!(json, "[0.1,-0.032837093,0.33333334]");
+        let back: Vec<f32> = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, v);
+    }
+}

@@ -1,0 +1,265 @@
+//! kts-embed, run as a user runs it, on the real model (run models/fetch first:
+//! without the model these tests fail and say so).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use serde_json::{Value, json};
+
+const MODEL: &str = "all-minilm-l6-v2-int8";
+
+fn models_dir() -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../models");
+    assert!(
+        dir.join("cache").join(MODEL).join("model.onnx").is_file(),
+        "the model files are missing from {}/cache: run models/fetch first",
+        dir.display()
+    );
+    dir
+}
+
+fn embed(input: &str, flags: &[&str]) -> (Output, Vec<Value>) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kts-embed"))
+        .args(["--threads", "1"])
+        .args(flags)
+        .env_clear()
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    let records = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    (output, records)
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn chunk(doc: &str, index: usize, text: &str) -> Value {
+    json!({"schema": "kts.chunk/1", "chunk_id": format!("{doc}-{index}"), "doc_id": doc,
+           "path": format!("{doc}.md"), "index": index, "text": text, "start": 0,
+           "end": text.chars().count()})
+}
+
+fn doc(root: &Path, doc_id: &str) -> Value {
+    json!({"schema": "kts.doc/1", "doc_id": doc_id, "path": format!("{doc_id}.md"),
+           "root": root.to_str().unwrap(), "markdown": "..."})
+}
+
+fn lines(records: &[Value]) -> String {
+    records.iter().map(|r| format!("{r}\n")).collect()
+}
+
+fn assert_embedded(record: &Value) {
+    assert_eq!(record["model"], MODEL, "{record}");
+    let vector = record["embedding"].as_array().expect("an embedding");
+    assert_eq!(vector.len(), 384);
+    let norm: f64 = vector.iter().map(|x| x.as_f64().unwrap().powi(2)).sum();
+    assert!((norm - 1.0).abs() < 1e-4);
+}
+
+/// The `--stats` summary line's count for `what` ("embedded", "from cache", ...).
+fn stat(output: &Output, what: &str) -> u64 {
+    let text = stderr(output);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("kts-embed: ") && l.contains(" chunks: "))
+        .unwrap_or_else(|| panic!("no --stats line in {text}"));
+    let at = line
+        .find(&format!(" {what}"))
+        .unwrap_or_else(|| panic!("no {what:?} in {line}"));
+    let number = line[..at].rsplit([' ', '(']).next().unwrap();
+    number.parse().unwrap()
+}
+
+#[test]
+fn every_record_passes_through_in_order_and_chunks_get_embeddings() {
+    let models = models_dir();
+    let scope = tempfile::tempdir().unwrap();
+    let mut foreign = chunk("d1", 2, "Already embedded by another model.");
+    foreign["embedding"] = json!([1.0, 0.0]);
+    foreign["model"] = json!("other-model");
+    let mut own = chunk("d1", 3, "Already embedded by this model.");
+    own["embedding"] = json!(vec![0.05; 384]);
+    own["model"] = json!(MODEL);
+    let file = json!({"schema": "kts.file/1", "path": "d1.md", "size": 3, "mtime": "x",
+                      "sha256": "00", "format": "md", "status": "new"});
+    let error = json!({"schema": "kts.error/1", "stage": "kts-convert", "path": "x.pdf",
+                       "code": "corrupt", "message": "bad"});
+    let other = json!({"schema": "some.other/7", "anything": [1, 2]});
+    let input = [
+        file.clone(),
+        doc(scope.path(), "d1"),
+        chunk("d1", 0, "Staff get 25 days of annual leave."),
+        other.clone(),
+        chunk("d1", 1, "Staff get 25 days of annual leave."),
+        error.clone(),
+        foreign,
+        own.clone(),
+    ];
+    let text = format!("{}not json\n", lines(&input));
+    let (output, records) = embed(&text, &["--models", models.to_str().unwrap(), "--stats"]);
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "the bad line fails: {}",
+        stderr(&output)
+    );
+    assert_eq!(records.len(), input.len() + 1);
+    assert_eq!(records[0], file);
+    assert_eq!(records[1], input[1]);
+    assert_embedded(&records[2]);
+    assert_eq!(records[3], other);
+    assert_eq!(
+        records[4]["embedding"], records[2]["embedding"],
+        "same text, same vector"
+    );
+    assert_eq!(records[5], error);
+    assert_embedded(&records[6]);
+    assert_eq!(records[7], own, "a vector of this model is kept as it is");
+    assert_eq!(records[8]["schema"], "kts.error/1");
+    for (before, after) in input
+        .iter()
+        .zip(&records)
+        .filter(|(b, _)| b["schema"] == "kts.chunk/1")
+    {
+        for field in [
+            "chunk_id", "doc_id", "path", "index", "text", "start", "end",
+        ] {
+            assert_eq!(before[field], after[field]);
+        }
+    }
+    assert_eq!(
+        stat(&output, "embedded"),
+        2,
+        "the repeated text is embedded once"
+    );
+    assert_eq!(stat(&output, "from cache"), 1);
+    assert_eq!(stat(&output, "already embedded"), 1);
+}
+
+#[test]
+fn a_rerun_embeds_only_new_text() {
+    let models = models_dir();
+    let scope = tempfile::tempdir().unwrap();
+    let texts = [
+        "The VPN must be used on public networks.",
+        "Passwords are rotated every ninety days.",
+        "Backups run nightly at 02:00 UTC.",
+    ];
+    let mut input = vec![doc(scope.path(), "policy")];
+    input.extend(texts.iter().enumerate().map(|(i, t)| chunk("policy", i, t)));
+    let flags = [
+        "--models",
+        models.to_str().unwrap(),
+        "--stats",
+        "--batch",
+        "2",
+    ];
+
+    let (first, first_records) = embed(&lines(&input), &flags);
+    assert!(first.status.success(), "{}", stderr(&first));
+    assert_eq!(stat(&first, "embedded"), 3);
+    let cache = scope
+        .path()
+        .join(".kts/embeddings")
+        .join(format!("{MODEL}.bin"));
+    assert!(cache.is_file(), "the cache is kept in the scope's .kts/");
+
+    let (second, second_records) = embed(&lines(&input), &flags);
+    assert!(second.status.success(), "{}", stderr(&second));
+    assert_eq!(stat(&second, "embedded"), 0, "{}", stderr(&second));
+    assert_eq!(stat(&second, "model runs"), 0);
+    assert_eq!(stat(&second, "from cache"), 3);
+    assert_eq!(
+        first_records, second_records,
+        "cached vectors are the same vectors"
+    );
+
+    input.push(chunk(
+        "policy",
+        3,
+        "Laptops are encrypted with full-disk encryption.",
+    ));
+    let (third, third_records) = embed(&lines(&input), &flags);
+    assert_eq!(stat(&third, "embedded"), 1);
+    assert_eq!(stat(&third, "from cache"), 3);
+    assert_embedded(&third_records[4]);
+}
+
+#[test]
+fn chunks_without_a_scope_are_embedded_without_a_disk_cache() {
+    let models = models_dir();
+    let input = lines(&[
+        chunk("d", 0, "No doc record ahead of me."),
+        chunk("d", 1, "Nor me."),
+    ]);
+    let (output, records) = embed(&input, &["--models", models.to_str().unwrap()]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    records.iter().for_each(assert_embedded);
+}
+
+#[test]
+fn query_mode_prints_one_line_with_the_embedding() {
+    let models = models_dir();
+    let (output, records) = embed(
+        "",
+        &[
+            "--models",
+            models.to_str().unwrap(),
+            "--query",
+            "reset password",
+        ],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(records.len(), 1);
+    assert_eq!(records[0]["dims"], 384);
+    assert_eq!(records[0]["text"], "reset password");
+    assert_embedded(&records[0]);
+}
+
+#[test]
+fn an_unknown_model_is_a_fatal_error_naming_the_known_ones() {
+    let models = models_dir();
+    let (output, records) = embed(
+        "",
+        &[
+            "--models",
+            models.to_str().unwrap(),
+            "--model",
+            "no-such-model",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(2));
+    assert!(records.is_empty());
+    let message = stderr(&output);
+    assert!(message.contains("no-such-model.json"), "{message}");
+    assert!(message.contains(MODEL), "names the known models: {message}");
+}
+
+#[test]
+fn missing_model_files_are_a_fatal_error_saying_to_run_fetch() {
+    let models = tempfile::tempdir().unwrap();
+    for name in [format!("{MODEL}.json"), "onnxruntime.json".into()] {
+        std::fs::copy(models_dir().join(&name), models.path().join(&name)).unwrap();
+    }
+    let input = lines(&[chunk("d", 0, "text")]);
+    let (output, records) = embed(&input, &["--models", models.path().to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(records.is_empty());
+    let message = stderr(&output);
+    assert!(message.contains("model.onnx is missing"), "{message}");
+    assert!(message.contains("models/fetch"), "{message}");
+}

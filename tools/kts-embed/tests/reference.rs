@@ -1,0 +1,140 @@
+//! The embeddings agree with an independent reference: Python onnxruntime on the
+//! same model and tokenizer (models/reference.py wrote reference_vectors.json).
+//!
+//! These tests need the real model: without it they fail, saying to run models/fetch.
+
+use std::path::PathBuf;
+
+use kts_embed::{DEFAULT_MODEL, Embedder};
+use serde::Deserialize;
+
+#[derive(Deserialize)]
+struct Reference {
+    model: String,
+    texts: Vec<Entry>,
+}
+
+#[derive(Deserialize)]
+struct Entry {
+    text: String,
+    token_ids: Vec<u32>,
+    embedding: Vec<f32>,
+}
+
+fn models_dir() -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../models");
+    let cache = dir.join("cache").join(DEFAULT_MODEL);
+    assert!(
+        cache.join("model.onnx").is_file() && dir.join("cache/onnxruntime").is_dir(),
+        "the model files are missing from {}: run models/fetch first",
+        cache.display()
+    );
+    dir
+}
+
+fn reference() -> Reference {
+    let text = include_str!("reference_vectors.json");
+    serde_json::from_str(text).expect("tests/reference_vectors.json is valid")
+}
+
+fn embedder(batch: usize) -> Embedder {
+    Embedder::load(&models_dir(), DEFAULT_MODEL, 1)
+        .unwrap_or_else(|e| panic!("loading {DEFAULT_MODEL} (run models/fetch?): {e:#}"))
+        .with_batch(batch)
+}
+
+fn cosine(a: &[f32], b: &[f32]) -> f64 {
+    let dot: f64 = a
+        .iter()
+        .zip(b)
+        .map(|(x, y)| f64::from(*x) * f64::from(*y))
+        .sum();
+    let norm = |v: &[f32]| v.iter().map(|x| f64::from(*x).powi(2)).sum::<f64>().sqrt();
+    dot / (norm(a) * norm(b))
+}
+
+#[test]
+fn token_ids_match_the_python_tokenizer() {
+    let reference = reference();
+    let embedder = embedder(1);
+    for entry in &reference.texts {
+        assert_eq!(
+            embedder.token_ids(&entry.text).unwrap(),
+            entry.token_ids,
+            "token ids of {:?}",
+            entry.text
+        );
+    }
+    let longest = reference.texts.iter().map(|e| e.token_ids.len()).max();
+    assert_eq!(
+        longest,
+        Some(256),
+        "one reference text is truncated at max_tokens"
+    );
+}
+
+#[test]
+fn vectors_match_python_onnxruntime() {
+    let reference = reference();
+    assert_eq!(reference.model, DEFAULT_MODEL);
+    let mut embedder = embedder(1);
+    let texts: Vec<&str> = reference.texts.iter().map(|e| e.text.as_str()).collect();
+    let vectors = embedder.embed(&texts).unwrap();
+    let mut worst = 1.0f64;
+    for (entry, vector) in reference.texts.iter().zip(&vectors) {
+        assert_eq!(vector.len(), embedder.dims());
+        let norm = vector
+            .iter()
+            .map(|x| f64::from(*x).powi(2))
+            .sum::<f64>()
+            .sqrt();
+        assert!((norm - 1.0).abs() < 1e-4, "not L2-normalised: {norm}");
+        let similarity = cosine(vector, &entry.embedding);
+        assert!(
+            similarity >= 0.999,
+            "cosine {similarity} against the reference for {:?}",
+            entry.text
+        );
+        worst = worst.min(similarity);
+    }
+    eprintln!("lowest cosine against the Python reference: {worst:.7}");
+    assert_eq!(embedder.stats().texts, texts.len() as u64);
+}
+
+#[test]
+fn batching_and_padding_do_not_change_the_vectors() {
+    let reference = reference();
+    let texts: Vec<&str> = reference.texts.iter().map(|e| e.text.as_str()).collect();
+    let one_by_one = embedder(1).embed(&texts).unwrap();
+    let mut batched = embedder(8);
+    let together = batched.embed(&texts).unwrap();
+    assert_eq!(batched.stats().runs, 1);
+    for ((a, b), text) in one_by_one.iter().zip(&together).zip(&texts) {
+        assert!(
+            cosine(a, b) >= 0.99999,
+            "batched vector of {text:?} differs"
+        );
+    }
+}
+
+#[test]
+fn a_query_is_embedded_like_a_document_when_the_model_has_no_prefixes() {
+    let mut embedder = embedder(1);
+    let query = embedder.embed_query("How do I reset my password?").unwrap();
+    let document = embedder.embed(&["How do I reset my password?"]).unwrap();
+    assert!(cosine(&query, &document[0]) > 0.99999);
+    let other = embedder.embed_query("annual leave approval").unwrap();
+    assert!(cosine(&query, &other) < 0.9);
+}
+
+#[test]
+fn a_manifest_file_loads_the_same_model() {
+    let path = models_dir().join(format!("{DEFAULT_MODEL}.json"));
+    let embedder = Embedder::load_manifest(&path, 1).unwrap();
+    assert_eq!(embedder.model_id(), DEFAULT_MODEL);
+    assert_eq!(embedder.dims(), 384);
+    assert_eq!(
+        embedder.manifest().model_sha256(),
+        "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+    );
+}

@@ -1,0 +1,389 @@
+//! kts-index: brings a scope's store (`DIR/.kts/kts.db`) up to date from a
+//! stream of documents, chunks, deletions and errors.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use clap::{CommandFactory, Parser};
+use kts_cli::{Exit, Incoming, JsonlReader, Messages};
+use kts_record::{ChunkRecord, DocRecord, ErrorCode, FileRecord, FileStatus};
+use kts_store::{Applied, ChunkRow, DocumentRow, LockWait, Locked, ModelMismatch, Store};
+use serde_json::Value;
+
+const ABOUT: &str = "Bring a scope's index up to date from kts.doc/1 and kts.chunk/1 records";
+
+const AFTER_HELP: &str = "\
+Reads the stream on stdin: each kts.doc/1 record followed by its kts.chunk/1
+records (with embeddings when kts-embed ran), kts.file/1 records with status
+\"deleted\", and kts.error/1 records. Writes DIR/.kts/kts.db: a document whose
+content and chunks are unchanged is left alone, others replace their old
+version, deleted ones are removed. Chunks whose kts.doc/1 never came are
+indexed under a minimal document. Chunks without embeddings are indexed for
+keyword search only. Writes are committed in batches; a document is always
+whole or absent, and a killed run leaves the last batch committed.
+One writer per scope: a second one waits (or fails with --no-wait).
+An index built with one embedding model refuses another (exit 2): re-index
+with --reindex. Prints a summary on stderr; stdout stays empty.
+
+Example:
+  kts-crawl docs | kts-convert | kts-chunk | kts-embed | kts-index docs";
+
+#[derive(Parser, Debug)]
+#[command(name = "kts-index", version, about = ABOUT, after_help = AFTER_HELP)]
+pub struct Args {
+    /// The scope folder whose index (DIR/.kts/kts.db) is updated.
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
+
+    /// Empty the index first and rebuild it from this stream (needed to
+    /// change the embedding model; give it every document).
+    #[arg(long)]
+    pub reindex: bool,
+
+    /// Fail at once when another writer is updating the scope, instead of waiting.
+    #[arg(long)]
+    pub no_wait: bool,
+
+    /// Commit after this many documents (or after a second).
+    #[arg(long, value_name = "DOCS", default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..))]
+    pub batch: u32,
+
+    /// Do not print per-record errors (the summary and exit status still tell).
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// The clap definition, for man pages and completions.
+pub fn command() -> clap::Command {
+    Args::command()
+}
+
+/// What a run did, as printed in the summary.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Summary {
+    pub added: usize,
+    pub updated: usize,
+    pub deleted: usize,
+    pub unchanged: usize,
+    pub failed: usize,
+}
+
+impl std::fmt::Display for Summary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} added, {} updated, {} deleted, {} unchanged, {} failed",
+            self.added, self.updated, self.deleted, self.unchanged, self.failed
+        )
+    }
+}
+
+pub fn run(args: Args) -> anyhow::Result<Exit> {
+    let messages = Messages::new("kts-index").quiet(args.quiet);
+    let mut store = open(&args.dir, args.no_wait, &messages)?;
+    let options = Options {
+        reindex: args.reindex,
+        batch_docs: args.batch as usize,
+    };
+    let summary = index(&mut store, JsonlReader::stdin(), &options, &messages)?;
+    messages.info(&summary.to_string());
+    Ok(if summary.failed > 0 {
+        Exit::SomeFailed
+    } else {
+        Exit::Ok
+    })
+}
+
+/// Opens the scope's store as its writer, saying so when it has to wait.
+pub fn open(dir: &Path, no_wait: bool, messages: &Messages) -> anyhow::Result<Store> {
+    if !dir.is_dir() {
+        anyhow::bail!("{} is not a folder", dir.display());
+    }
+    match Store::open_writer(dir, LockWait::NoWait) {
+        Err(e) if !no_wait && e.downcast_ref::<Locked>().is_some() => {
+            messages.warn(&format!("{e}; waiting"));
+            Store::open_writer(dir, LockWait::Wait)
+        }
+        other => other,
+    }
+}
+
+/// How [`index`] writes.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Empty the store in the first transaction.
+    pub reindex: bool,
+    /// Documents per transaction (a transaction also ends after a second).
+    pub batch_docs: usize,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            reindex: false,
+            batch_docs: 64,
+        }
+    }
+}
+
+/// Applies a stream to the store; failures are reported through `messages`.
+pub fn index<R: Read>(
+    store: &mut Store,
+    reader: JsonlReader<R>,
+    options: &Options,
+    messages: &Messages,
+) -> anyhow::Result<Summary> {
+    let mut indexer = Indexer::new(store, options, messages)?;
+    indexer.consume(reader)?;
+    indexer.finish()
+}
+
+/// A document whose chunks are still arriving.
+struct Pending {
+    doc: DocumentRow,
+    chunks: Vec<ChunkRow>,
+    /// A record of this document was rejected: it is not applied.
+    poisoned: bool,
+}
+
+struct Indexer<'a> {
+    store: &'a mut Store,
+    messages: &'a Messages,
+    batch_docs: usize,
+    pending: Option<Pending>,
+    in_batch: usize,
+    batch_started: Instant,
+    stream_model: Option<(String, usize)>,
+    summary: Summary,
+}
+
+impl<'a> Indexer<'a> {
+    fn new(
+        store: &'a mut Store,
+        options: &Options,
+        messages: &'a Messages,
+    ) -> anyhow::Result<Self> {
+        store.begin()?;
+        if options.reindex {
+            store.clear()?;
+        }
+        Ok(Self {
+            store,
+            messages,
+            batch_docs: options.batch_docs,
+            pending: None,
+            in_batch: 0,
+            batch_started: Instant::now(),
+            stream_model: None,
+            summary: Summary::default(),
+        })
+    }
+
+    fn consume<R: Read>(&mut self, mut reader: JsonlReader<R>) -> anyhow::Result<()> {
+        while let Some(item) = reader.next() {
+            match item? {
+                Ok(Incoming::Doc(value)) => self.on_doc(value, &reader.position())?,
+                Ok(Incoming::Chunk(value)) => self.on_chunk(value, &reader.position())?,
+                Ok(Incoming::File(value)) => self.on_file(value, &reader.position())?,
+                Ok(Incoming::Error(value)) => self.on_error(&value),
+                Ok(Incoming::Other(_)) => {}
+                Err((code, message)) => self.reject(&reader.position(), code, &message),
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(mut self) -> anyhow::Result<Summary> {
+        self.flush_pending()?;
+        self.store.commit()?;
+        Ok(self.summary)
+    }
+
+    fn reject(&mut self, at: &str, code: ErrorCode, message: &str) {
+        self.messages.reject(at, code, message);
+        self.summary.failed += 1;
+    }
+
+    fn on_doc(&mut self, value: Value, at: &str) -> anyhow::Result<()> {
+        self.flush_pending()?;
+        match serde_json::from_value::<DocRecord>(value.clone()) {
+            Ok(doc) => self.pending = Some(Pending::from_doc(doc)),
+            Err(e) => {
+                self.reject(at, ErrorCode::BadRecord, &e.to_string());
+                if let Some(doc_id) = value.get("doc_id").and_then(Value::as_str) {
+                    let mut pending = Pending::minimal(doc_id, "");
+                    pending.poisoned = true;
+                    self.pending = Some(pending);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn on_chunk(&mut self, value: Value, at: &str) -> anyhow::Result<()> {
+        let doc_id = value.get("doc_id").and_then(Value::as_str).unwrap_or("");
+        if self.pending.as_ref().map(|p| p.doc.doc_id.as_str()) != Some(doc_id) {
+            self.flush_pending()?;
+            let path = value.get("path").and_then(Value::as_str).unwrap_or("");
+            self.pending = Some(Pending::minimal(doc_id, path));
+        }
+        match serde_json::from_value::<ChunkRecord>(value) {
+            Ok(chunk) => {
+                self.check_stream_model(&chunk)?;
+                if let Some(pending) = self.pending.as_mut() {
+                    pending.chunks.push(chunk_row(chunk));
+                }
+            }
+            Err(e) => {
+                self.reject(at, ErrorCode::BadRecord, &e.to_string());
+                if let Some(pending) = self.pending.as_mut() {
+                    pending.poisoned = true;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn on_file(&mut self, value: Value, at: &str) -> anyhow::Result<()> {
+        match serde_json::from_value::<FileRecord>(value) {
+            Ok(file) if file.status == FileStatus::Deleted => {
+                self.flush_pending()?;
+                if self.store.delete_path(&file.path)? {
+                    self.summary.deleted += 1;
+                    self.count_document()?;
+                }
+            }
+            Ok(_) => {}
+            Err(e) => self.reject(at, ErrorCode::BadRecord, &e.to_string()),
+        }
+        Ok(())
+    }
+
+    /// An upstream failure: counted, and its message repeated.
+    fn on_error(&mut self, value: &Value) {
+        let field = |name: &str| value.get(name).and_then(Value::as_str).unwrap_or("?");
+        self.messages.warn(&format!(
+            "{} failed on {}: {}: {}",
+            field("stage"),
+            field("path"),
+            field("code"),
+            field("message")
+        ));
+        self.summary.failed += 1;
+    }
+
+    /// One model per stream: a second one is fatal.
+    fn check_stream_model(&mut self, chunk: &ChunkRecord) -> anyhow::Result<()> {
+        let Some(embedding) = &chunk.embedding else {
+            return Ok(());
+        };
+        let model = chunk.model.clone().unwrap_or_else(|| "unknown".into());
+        let dims = embedding.len();
+        match &self.stream_model {
+            None => self.stream_model = Some((model, dims)),
+            Some((m, d)) if *m == model && *d == dims => {}
+            Some((m, d)) => anyhow::bail!(
+                "the stream mixes embedding models: {m} ({d} dims), then {model} ({dims} dims) \
+                 at chunk {}; embed every chunk with one model (re-index with --reindex to change it)",
+                chunk.chunk_id
+            ),
+        }
+        Ok(())
+    }
+
+    fn flush_pending(&mut self) -> anyhow::Result<()> {
+        let Some(pending) = self.pending.take() else {
+            return Ok(());
+        };
+        if pending.poisoned {
+            self.messages.warn(&format!(
+                "{} not indexed: one of its records was rejected",
+                pending.doc.path
+            ));
+            return Ok(());
+        }
+        match self.store.apply(&pending.doc, &pending.chunks) {
+            Ok(Applied::Added) => self.summary.added += 1,
+            Ok(Applied::Updated) => self.summary.updated += 1,
+            Ok(Applied::Unchanged) => self.summary.unchanged += 1,
+            Err(e) if e.downcast_ref::<ModelMismatch>().is_some() => return Err(e),
+            Err(e) => {
+                let message = format!("{e:#}");
+                self.reject(&pending.doc.path, ErrorCode::BadRecord, &message);
+                return Ok(());
+            }
+        }
+        self.count_document()
+    }
+
+    /// Commits when the batch is full or old enough.
+    fn count_document(&mut self) -> anyhow::Result<()> {
+        self.in_batch += 1;
+        if self.in_batch >= self.batch_docs
+            || self.batch_started.elapsed() >= Duration::from_secs(1)
+        {
+            self.store.commit()?;
+            self.store.begin()?;
+            self.in_batch = 0;
+            self.batch_started = Instant::now();
+        }
+        Ok(())
+    }
+}
+
+impl Pending {
+    fn from_doc(doc: DocRecord) -> Self {
+        let source_sha256 = doc
+            .metadata
+            .get("source_sha256")
+            .and_then(Value::as_str)
+            .map(String::from);
+        let format = serde_json::to_value(doc.format)
+            .ok()
+            .and_then(|v| v.as_str().map(String::from));
+        Self {
+            doc: DocumentRow {
+                doc_id: doc.doc_id,
+                path: doc.path,
+                title: doc.title,
+                doc_type: doc.doc_type,
+                format,
+                source_sha256,
+                metadata: Value::Object(doc.metadata),
+            },
+            chunks: Vec::new(),
+            poisoned: false,
+        }
+    }
+
+    /// A document known only from its chunks.
+    fn minimal(doc_id: &str, path: &str) -> Self {
+        Self {
+            doc: DocumentRow {
+                doc_id: doc_id.into(),
+                path: if path.is_empty() { doc_id } else { path }.into(),
+                doc_type: "GENERAL".into(),
+                metadata: Value::Object(Default::default()),
+                ..Default::default()
+            },
+            chunks: Vec::new(),
+            poisoned: false,
+        }
+    }
+}
+
+fn chunk_row(chunk: ChunkRecord) -> ChunkRow {
+    ChunkRow {
+        chunk_id: chunk.chunk_id,
+        index: chunk.index,
+        text: chunk.text,
+        heading_path: chunk.heading_path,
+        start: chunk.start,
+        end: chunk.end,
+        page: chunk.page,
+        slide: chunk.slide,
+        embedding: chunk.embedding,
+        model: chunk.model,
+    }
+}

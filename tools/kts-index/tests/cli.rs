@@ -1,0 +1,175 @@
+//! kts-index run as a user runs it: the stream, the summary, the lock, the model guard.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use kts_store::{Filters, Store};
+use serde_json::json;
+
+fn doc_lines(i: usize) -> String {
+    let doc = json!({"schema": "kts.doc/1", "doc_id": format!("d{i}"), "path": format!("{i}.md"),
+        "markdown": "x"});
+    let chunk = json!({"schema": "kts.chunk/1", "chunk_id": format!("c{i}"), "doc_id": format!("d{i}"),
+        "path": format!("{i}.md"), "index": 0, "text": format!("tunnel number {i}"), "start": 0, "end": 1});
+    format!("{doc}\n{chunk}\n")
+}
+
+fn writer(scope: &std::path::Path, flags: &[&str]) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_kts-index"))
+        .arg(scope)
+        .args(flags)
+        .env_clear()
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+#[test]
+fn a_second_writer_waits_or_fails_and_readers_go_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let scope = dir.path();
+    // A first run so that readers have something to read.
+    let mut seed = writer(scope, &[]);
+    seed.stdin
+        .take()
+        .unwrap()
+        .write_all(doc_lines(0).as_bytes())
+        .unwrap();
+    assert!(seed.wait().unwrap().success());
+
+    // The first writer holds the lock, mid-transaction, waiting for input.
+    let mut first = writer(scope, &["--batch", "1000"]);
+    let mut first_in = first.stdin.take().unwrap();
+    first_in.write_all(doc_lines(1).as_bytes()).unwrap();
+    first_in.write_all(doc_lines(2).as_bytes()).unwrap();
+    first_in.flush().unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+
+    let refused = writer(scope, &["--no-wait"]).wait_with_output().unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    let message = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        message.starts_with("kts-index: error: another writer") && message.contains("write.lock"),
+        "{message}"
+    );
+
+    // A reader is not blocked, and sees the last committed state.
+    let reader = Store::open_read(scope).unwrap();
+    let hits = reader
+        .search_bm25("tunnel", 10, &Filters::default())
+        .unwrap();
+    assert_eq!(hits.len(), 1);
+
+    // A writer without --no-wait waits for the first one, then runs.
+    let mut second = writer(scope, &[]);
+    second
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(doc_lines(3).as_bytes())
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        second.try_wait().unwrap().is_none(),
+        "the second writer waits"
+    );
+    drop(first_in);
+    assert!(first.wait().unwrap().success());
+    let second = second.wait_with_output().unwrap();
+    assert!(second.status.success());
+    assert!(String::from_utf8_lossy(&second.stderr).contains("waiting"));
+    let hits = reader
+        .search_bm25("tunnel", 10, &Filters::default())
+        .unwrap();
+    assert_eq!(hits.len(), 4);
+}
+
+#[test]
+fn chunks_without_their_document_are_indexed_and_errors_counted() {
+    let dir = tempfile::tempdir().unwrap();
+    let chunk = json!({"schema": "kts.chunk/1", "chunk_id": "c1", "doc_id": "lonely",
+        "path": "notes/a.txt", "index": 0, "text": "orphan chunk", "start": 0, "end": 12});
+    let error = json!({"schema": "kts.error/1", "stage": "kts-convert", "path": "bad.pdf",
+        "code": "corrupt", "message": "not a PDF"});
+    let mut child = writer(dir.path(), &[]);
+    let input = format!("{chunk}\n{error}\nnot json\n");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("kts-convert failed on bad.pdf"), "{stderr}");
+    assert!(
+        stderr.ends_with("kts-index: 1 added, 0 updated, 0 deleted, 0 unchanged, 2 failed\n"),
+        "{stderr}"
+    );
+    let store = Store::open_read(dir.path()).unwrap();
+    let hit = store.search_bm25("orphan", 1, &Filters::default()).unwrap();
+    let hit = &store.fetch_hits(&[hit[0].rowid]).unwrap()[0];
+    assert_eq!(
+        (hit.doc_id.as_str(), hit.path.as_str()),
+        ("lonely", "notes/a.txt")
+    );
+}
+
+#[test]
+fn a_second_model_is_refused_with_the_reindex_advice() {
+    let dir = tempfile::tempdir().unwrap();
+    let line = |id: &str, model: &str| {
+        json!({"schema": "kts.chunk/1", "chunk_id": id, "doc_id": id, "path": id, "index": 0,
+            "text": "t", "start": 0, "end": 1, "embedding": [0.6, 0.8], "model": model})
+    };
+    let run = |input: String, flags: &[&str]| {
+        let mut child = writer(dir.path(), flags);
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+        child.wait_with_output().unwrap()
+    };
+    assert!(run(format!("{}\n", line("a", "m1")), &[]).status.success());
+    let refused = run(format!("{}\n", line("b", "m2")), &[]);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("--reindex"));
+    let mixed = run(format!("{}\n{}\n", line("c", "m1"), line("d", "m3")), &[]);
+    assert_eq!(mixed.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&mixed.stderr).contains("mixes embedding models"));
+    let rebuilt = run(format!("{}\n", line("b", "m2")), &["--reindex"]);
+    assert!(rebuilt.status.success());
+    let store = Store::open_read(dir.path()).unwrap();
+    assert_eq!(store.meta().unwrap().model_id.as_deref(), Some("m2"));
+    assert_eq!(store.counts().unwrap(), (1, 1));
+}
+
+#[test]
+fn a_document_that_cannot_be_stored_fails_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let doc =
+        json!({"schema": "kts.doc/1", "doc_id": "twice", "path": "twice.md", "markdown": "x"});
+    let chunk = json!({"schema": "kts.chunk/1", "chunk_id": "same", "doc_id": "twice",
+        "path": "twice.md", "index": 0, "text": "duplicated id", "start": 0, "end": 1});
+    let input = format!("{doc}\n{chunk}\n{chunk}\n{}", doc_lines(1));
+    let mut child = writer(dir.path(), &[]);
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("error (at twice.md)"), "{stderr}");
+    assert!(stderr.ends_with("1 added, 0 updated, 0 deleted, 0 unchanged, 1 failed\n"));
+    let store = Store::open_read(dir.path()).unwrap();
+    assert_eq!(store.counts().unwrap(), (1, 1));
+}

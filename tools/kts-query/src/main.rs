@@ -1,0 +1,1 @@
+kts_cli::tool_main!("kts-query", kts_query::Args, kts_query::run);

@@ -1,0 +1,79 @@
+//! Results as records or as text for humans, and the scope slug.
+
+use std::io::Write;
+
+use kts_record::HitRecord;
+use serde::Serialize;
+
+/// A scope's slug from its folder name: lowercase; spaces and hyphens become
+/// `_` (runs of them one `_`); other characters that are not letters or
+/// digits are dropped. `Customer Support - EMEA` → `customer_support_emea`.
+pub fn scope_slug(folder_name: &str) -> String {
+    let mut slug = String::new();
+    for c in folder_name.chars() {
+        if c == ' ' || c == '-' || c == '_' {
+            if !slug.is_empty() && !slug.ends_with('_') {
+                slug.push('_');
+            }
+        } else if c.is_alphanumeric() {
+            slug.extend(c.to_lowercase());
+        }
+    }
+    slug.trim_end_matches('_').to_string()
+}
+
+/// A hit of a `--batch` query: the hit's fields and the query's id.
+#[derive(Serialize)]
+pub struct BatchHit<'a> {
+    #[serde(flatten)]
+    pub hit: &'a HitRecord,
+    pub query_id: &'a str,
+}
+
+/// `--format text`: rank, score, citation and a snippet, for humans.
+pub fn write_text(out: &mut impl Write, hit: &HitRecord) -> std::io::Result<()> {
+    let mut citation = hit.path.clone();
+    if !hit.heading_path.is_empty() {
+        citation.push('#');
+        citation.push_str(&hit.heading_path.join(" > "));
+    }
+    if let Some(page) = hit.page {
+        citation.push_str(&format!("  (page {page})"));
+    } else if let Some(slide) = hit.slide {
+        citation.push_str(&format!("  (slide {slide})"));
+    }
+    writeln!(out, "{:>2}. {:.4}  {citation}", hit.rank, hit.score)?;
+    writeln!(out, "    {}", snippet(&hit.text, 200))
+}
+
+/// The text on one line, cut at a word boundary near `max` characters.
+fn snippet(text: &str, max: usize) -> String {
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() <= max {
+        return flat;
+    }
+    let cut: String = flat.chars().take(max).collect();
+    let cut = cut.rsplit_once(' ').map_or(cut.as_str(), |(head, _)| head);
+    format!("{cut} …")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slugs_follow_the_folder_name() {
+        assert_eq!(
+            scope_slug("Customer Support - EMEA"),
+            "customer_support_emea"
+        );
+        assert_eq!(scope_slug("hr-policies (2024)!"), "hr_policies_2024");
+        assert_eq!(scope_slug("Ünternehmen"), "ünternehmen");
+    }
+
+    #[test]
+    fn snippets_are_one_line_and_short() {
+        assert_eq!(snippet("a\n\nb  c", 10), "a b c");
+        assert_eq!(snippet("one two three four", 9), "one two …");
+    }
+}

@@ -1,0 +1,372 @@
+//! kts-query, run as a user runs it, on a small scope indexed by the real
+//! chunker, embedder (the project's model: run models/fetch first) and indexer.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::OnceLock;
+
+use kts_record::DocRecord;
+use serde_json::{Value, json};
+
+/// The documents of the test scope: path, doc_type, Markdown.
+const DOCS: &[(&str, &str, &str)] = &[
+    (
+        "hr/leave-policy.md",
+        "POLICY",
+        "# Leave policy\n\n## Annual leave\n\nEvery employee is entitled to 25 days of paid \
+         holiday per calendar year. Unused days may be carried over until March.\n\n\
+         ## Sick leave\n\nIf you are ill, tell your manager before 9:00 on the first day. \
+         From the fourth day a doctor's note is required.",
+    ),
+    (
+        "it/vpn-guide.md",
+        "GUIDE",
+        "# VPN guide\n\n## Installing the VPN client\n\nDownload the VPN client from the \
+         software portal and install it with the default options. The VPN client needs \
+         administrator rights.\n\n## Connecting to the VPN\n\nStart the VPN client, choose \
+         the nearest gateway and sign in with your token. The VPN connects in a few seconds.\n\n\
+         ## Resetting a VPN token\n\nIf your VPN token is lost, open a ticket; the service desk \
+         resets the VPN token within one working day.\n\n## VPN on mobile phones\n\nThe VPN \
+         profile for phones is pushed by device management; the VPN starts with the phone.",
+    ),
+    (
+        "it/printer-troubleshooting.md",
+        "TROUBLESHOOT",
+        "# Printer troubleshooting\n\n## Error E4711\n\nThe printer shows E4711 when the \
+         paper tray is not seated. Pull the tray out and push it back until it clicks.\n\n\
+         ## Faded prints\n\nReplace the toner cartridge when prints become pale.",
+    ),
+    (
+        "finance/expenses.md",
+        "POLICY",
+        "# Travel expenses policy\n\n## Claims\n\nSubmit receipts for hotels, trains and meals \
+         within 30 days of the trip. Claims are reimbursed with the next salary payment.\n\n\
+         ## Limits\n\nHotels up to 150 euros a night; first-class train tickets need approval.",
+    ),
+    (
+        "security/passwords.md",
+        "POLICY",
+        "# Password rules\n\n## Choosing a password\n\nA password has at least 14 characters \
+         and is not reused on other sites. Use the company password manager.\n\n\
+         ## Changing a password\n\nPasswords are changed at once when a compromise is \
+         suspected, not on a fixed schedule.",
+    ),
+    (
+        "facilities/parking.md",
+        "GUIDE",
+        "# Parking at the office\n\n## Parking spaces\n\nThe garage under building B has 80 \
+         spaces for cars and a bicycle room. Electric cars can charge on level -1.\n\n\
+         ## Visitors\n\nVisitors get a one-day parking permit at the reception desk.",
+    ),
+    (
+        "onboarding/first-week.md",
+        "SOP",
+        "# Your first week\n\n## Day one\n\nCollect your laptop and badge at the service desk. \
+         Your manager introduces you to the team.\n\n## Training\n\nComplete the security \
+         awareness course and the data protection course in the learning portal.",
+    ),
+    (
+        "kitchen/coffee-machine.md",
+        "GUIDE",
+        "# Coffee machine\n\n## Descaling\n\nThe coffee machine is descaled every Friday by \
+         the facilities team. Do not run it while the descaling light blinks.\n\n## Beans\n\n\
+         Fresh beans are in the cupboard above the sink.",
+    ),
+];
+
+/// Hand-labelled questions: id, text, the one relevant document.
+const LABELLED: &[(&str, &str, &str)] = &[
+    (
+        "q1",
+        "how many vacation days do staff get each year",
+        "hr/leave-policy.md",
+    ),
+    ("q2", "what to do when I am sick", "hr/leave-policy.md"),
+    ("q3", "printer error E4711", "it/printer-troubleshooting.md"),
+    (
+        "q4",
+        "getting my money back for a business trip",
+        "finance/expenses.md",
+    ),
+    ("q5", "how long must a password be", "security/passwords.md"),
+    ("q6", "where can I leave my car", "facilities/parking.md"),
+    (
+        "q7",
+        "remote access from home lost token",
+        "it/vpn-guide.md",
+    ),
+    (
+        "q8",
+        "mandatory courses for new hires",
+        "onboarding/first-week.md",
+    ),
+    (
+        "q9",
+        "cleaning the espresso maker",
+        "kitchen/coffee-machine.md",
+    ),
+    ("q10", "prints are pale", "it/printer-troubleshooting.md"),
+];
+
+fn models_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models")
+}
+
+/// As kts-convert names documents: the first 16 hex digits of sha256(path).
+fn doc_id(path: &str) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(path.as_bytes())[..8]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The JSONL stream kts-chunk | kts-embed would write for `DOCS`.
+fn stream() -> String {
+    let mut embedder = kts_embed::Embedder::load(&models_dir(), kts_embed::DEFAULT_MODEL, 2)
+        .unwrap_or_else(|e| {
+            panic!("the embedding model is needed for these tests: run models/fetch ({e:#})")
+        });
+    let settings = kts_chunk::ChunkSettings {
+        size: 300,
+        overlap: 0,
+        min_size: 50,
+    };
+    let mut lines = String::new();
+    for (path, doc_type, markdown) in DOCS {
+        let doc: DocRecord = serde_json::from_value(json!({"schema": "kts.doc/1",
+            "doc_id": doc_id(path), "path": path, "doc_type": doc_type, "markdown": markdown,
+            "title": markdown.lines().next().unwrap().trim_start_matches("# "),
+            "metadata": {"source_sha256": format!("sha-of-{path}")}}))
+        .unwrap();
+        lines.push_str(&format!("{}\n", serde_json::to_string(&doc).unwrap()));
+        for mut chunk in kts_chunk::chunk_records(&doc, &settings) {
+            chunk.embedding = Some(embedder.embed(&[&chunk.text]).unwrap().remove(0));
+            chunk.model = Some(embedder.model_id().to_string());
+            lines.push_str(&format!("{}\n", serde_json::to_string(&chunk).unwrap()));
+        }
+    }
+    lines
+}
+
+fn index(scope: &Path, input: &str) -> kts_index::Summary {
+    let messages = kts_cli::Messages::new("kts-index");
+    let mut store = kts_index::open(scope, true, &messages).unwrap();
+    let reader = kts_cli::JsonlReader::new(input.as_bytes(), "test");
+    kts_index::index(&mut store, reader, &Default::default(), &messages).unwrap()
+}
+
+/// The test scope, built once per test run.
+fn scope() -> &'static Path {
+    static SCOPE: OnceLock<PathBuf> = OnceLock::new();
+    SCOPE.get_or_init(|| {
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("kts-query-scope/Help Desk");
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let summary = index(&dir, &stream());
+        assert_eq!(summary.added, DOCS.len());
+        dir
+    })
+}
+
+fn query(scope: &Path, args: &[&str], stdin: &str) -> (Output, Vec<Value>) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kts-query"))
+        .arg(scope)
+        .args(args)
+        .arg("--models")
+        .arg(models_dir())
+        .env_clear()
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    let records = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    (output, records)
+}
+
+fn ok(scope: &Path, args: &[&str], stdin: &str) -> Vec<Value> {
+    let (output, records) = query(scope, args, stdin);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    records
+}
+
+fn paths(hits: &[Value]) -> Vec<&str> {
+    hits.iter().map(|h| h["path"].as_str().unwrap()).collect()
+}
+
+#[test]
+fn bm25_finds_the_exact_term_first() {
+    let hits = ok(scope(), &["E4711", "--mode", "bm25"], "");
+    assert_eq!(paths(&hits)[0], "it/printer-troubleshooting.md");
+    assert_eq!(hits[0]["signals"]["bm25"]["rank"], 1);
+    assert!(hits[0]["text"].as_str().unwrap().contains("E4711"));
+    assert_eq!(hits[0]["scope"], "help_desk");
+}
+
+/// Mean reciprocal rank of the labelled questions in one mode.
+fn mrr(mode: &str) -> f64 {
+    let input: String = LABELLED
+        .iter()
+        .map(|(id, text, _)| format!("{}\n", json!({"id": id, "text": text})))
+        .collect();
+    let hits = ok(scope(), &["--batch", "--mode", mode], &input);
+    let mut total = 0.0;
+    for (id, _, relevant) in LABELLED {
+        let rank = hits
+            .iter()
+            .filter(|h| h["query_id"] == *id)
+            .find(|h| h["path"] == *relevant)
+            .map(|h| h["rank"].as_u64().unwrap());
+        total += rank.map_or(0.0, |r| 1.0 / r as f64);
+    }
+    total / LABELLED.len() as f64
+}
+
+#[test]
+fn hybrid_is_at_least_as_good_as_each_retriever() {
+    let (bm25, vector, hybrid) = (mrr("bm25"), mrr("vector"), mrr("hybrid"));
+    eprintln!("MRR: bm25 {bm25:.3}, vector {vector:.3}, hybrid {hybrid:.3}");
+    assert!(
+        hybrid >= bm25 && hybrid >= vector,
+        "bm25 {bm25}, vector {vector}, hybrid {hybrid}"
+    );
+}
+
+#[test]
+fn one_chunk_per_document_unless_all_chunks() {
+    let hits = ok(scope(), &["VPN token", "--mode", "bm25"], "");
+    let mut docs = paths(&hits);
+    docs.dedup();
+    assert_eq!(docs.len(), hits.len(), "one hit per document");
+    let all = ok(
+        scope(),
+        &["VPN token", "--mode", "bm25", "--all-chunks"],
+        "",
+    );
+    let vpn = paths(&all)
+        .iter()
+        .filter(|p| **p == "it/vpn-guide.md")
+        .count();
+    assert!(vpn > 1, "{all:?}");
+    let ranks: Vec<u64> = all.iter().map(|h| h["rank"].as_u64().unwrap()).collect();
+    assert_eq!(ranks, (1..=all.len() as u64).collect::<Vec<_>>());
+}
+
+#[test]
+fn doc_type_filters_both_retrievers() {
+    let hits = ok(
+        scope(),
+        &["rules for staff", "--doc-type", "policy", "--all-chunks"],
+        "",
+    );
+    assert!(!hits.is_empty());
+    assert!(hits.iter().all(|h| h["doc_type"] == "POLICY"), "{hits:?}");
+    assert!(hits.iter().any(|h| h["signals"].get("vector").is_some()));
+}
+
+#[test]
+fn every_hit_validates_against_the_schema() {
+    let schema: Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../schemas/kts.hit.v1.schema.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let mut hits = ok(scope(), &["how do I reset my VPN token"], "");
+    hits.extend(ok(
+        scope(),
+        &["leave", "--mode", "bm25", "--all-chunks"],
+        "",
+    ));
+    hits.extend(ok(
+        scope(),
+        &["--batch", "--mode", "vector"],
+        "{\"id\": 7, \"text\": \"parking\"}\n",
+    ));
+    assert!(hits.len() > 10);
+    for hit in &hits {
+        let errors: Vec<String> = validator.iter_errors(hit).map(|e| e.to_string()).collect();
+        assert!(errors.is_empty(), "{hit}: {errors:?}");
+    }
+    assert_eq!(hits.last().unwrap()["query_id"], "7");
+}
+
+#[test]
+fn another_model_than_the_index_is_refused() {
+    let (output, hits) = query(scope(), &["parking", "--model", "bge-small-en"], "");
+    assert_eq!(output.status.code(), Some(2));
+    assert!(hits.is_empty());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.starts_with("kts-query: error: the index of")
+            && stderr.contains("all-minilm-l6-v2-int8")
+            && stderr.contains("re-index"),
+        "{stderr}"
+    );
+    let line = json!({"id": "q", "text": "x", "embedding": [0.6, 0.8], "model": "other"});
+    let (output, _) = query(scope(), &["--batch"], &format!("{line}\n"));
+    assert_eq!(output.status.code(), Some(2));
+}
+
+#[test]
+fn hybrid_on_a_lexical_index_falls_back_to_bm25() {
+    let dir = tempfile::tempdir().unwrap();
+    let chunk = json!({"schema": "kts.chunk/1", "chunk_id": "c", "doc_id": "d", "path": "a.md",
+        "index": 0, "text": "the lexical only store", "start": 0, "end": 22});
+    index(dir.path(), &format!("{chunk}\n"));
+    let (output, hits) = query(dir.path(), &["lexical"], "");
+    assert!(output.status.success());
+    assert!(String::from_utf8_lossy(&output.stderr).contains("BM25 only"));
+    assert_eq!(paths(&hits), vec!["a.md"]);
+    let (output, _) = query(dir.path(), &["lexical", "--mode", "vector"], "");
+    assert_eq!(output.status.code(), Some(2));
+}
+
+#[test]
+fn text_format_cites_path_and_headings() {
+    let output = Command::new(env!("CARGO_BIN_EXE_kts-query"))
+        .arg(scope())
+        .args([
+            "E4711", "--mode", "bm25", "--format", "text", "--top-k", "1",
+        ])
+        .env_clear()
+        .output()
+        .unwrap();
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert!(
+        text.starts_with(" 1. ")
+            && text.contains("it/printer-troubleshooting.md#Printer troubleshooting\n"),
+        "{text}"
+    );
+}
+
+#[test]
+fn help_and_version_touch_nothing() {
+    for flag in ["--help", "--version"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_kts-query"))
+            .args(["/nonexistent/scope", flag])
+            .env_clear()
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        assert!(!out.stdout.is_empty());
+    }
+}

@@ -1,0 +1,203 @@
+//! The scope store: `DIR/.kts/kts.db`, one SQLite database holding a scope's
+//! documents, chunks, an FTS5 index over the chunks and a sqlite-vec table of
+//! their embeddings.
+//!
+//! Readers open it read-only and never block (WAL). One writer at a time holds
+//! `DIR/.kts/write.lock` (flock: a killed writer's lock vanishes with it) and
+//! writes in transactions, so a crash leaves the last committed state.
+//!
+//! ```text
+//! meta       key/value: format_version, model_id, dims, model_sha256, created, updated
+//! documents  doc_id PK, path UNIQUE, title, doc_type, format, source_sha256,
+//!            metadata (JSON), digest, indexed_at
+//! chunks     id INTEGER PK (the rowid FTS and vectors are keyed by), chunk_id UNIQUE,
+//!            doc_id, idx, text, heading_path (JSON), start, end, page, slide
+//! chunks_fts FTS5, contentless with deletes: text, title, headings;
+//!            tokenize='porter unicode61 remove_diacritics 2'
+//! chunks_vec vec0(embedding float[dims], doc_type text), created with the first embedding
+//! ```
+
+mod fts;
+mod lock;
+mod schema;
+mod search;
+mod write;
+
+use std::path::{Path, PathBuf};
+use std::sync::Once;
+
+use anyhow::Context;
+use rusqlite::{Connection, OpenFlags, OptionalExtension};
+
+pub use fts::match_query;
+pub use lock::{LockWait, Locked};
+pub use search::{Filters, Hit, Scored};
+pub use write::{Applied, ChunkRow, DocumentRow, ModelMismatch};
+
+/// The store format this code reads and writes (`meta.format_version`).
+pub const FORMAT_VERSION: u32 = 1;
+
+/// `DIR/.kts`.
+pub fn kts_dir(scope: &Path) -> PathBuf {
+    scope.join(".kts")
+}
+
+/// `DIR/.kts/kts.db`.
+pub fn db_path(scope: &Path) -> PathBuf {
+    kts_dir(scope).join("kts.db")
+}
+
+/// The index metadata of a store.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Meta {
+    pub format_version: u32,
+    /// The embedding model the vectors were made with; `None` for a lexical-only store.
+    pub model_id: Option<String>,
+    pub dims: Option<usize>,
+    pub model_sha256: Option<String>,
+    pub created: String,
+    pub updated: String,
+}
+
+/// An open scope store: a reader, or the scope's one writer.
+pub struct Store {
+    conn: Connection,
+    scope: PathBuf,
+    /// Held for as long as the writer lives; `None` for readers.
+    _lock: Option<std::fs::File>,
+    /// Document folders to remove once the current transaction commits.
+    removed_folders: Vec<String>,
+}
+
+impl Store {
+    /// Opens the store of `scope` for reading. Never waits for a writer.
+    pub fn open_read(scope: &Path) -> anyhow::Result<Store> {
+        let path = db_path(scope);
+        if !path.is_file() {
+            anyhow::bail!(
+                "no index at {}: build it with kts-crawl DIR | kts-convert | kts-chunk | kts-embed | kts-index DIR",
+                path.display()
+            );
+        }
+        register_sqlite_vec();
+        let conn = Connection::open_with_flags(
+            &path,
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .with_context(|| format!("opening {}", path.display()))?;
+        conn.execute_batch(
+            "PRAGMA busy_timeout = 5000; PRAGMA mmap_size = 4294967296; PRAGMA query_only = 1;",
+        )?;
+        let store = Store {
+            conn,
+            scope: scope.to_path_buf(),
+            _lock: None,
+            removed_folders: Vec::new(),
+        };
+        store.check_format()?;
+        Ok(store)
+    }
+
+    /// Opens (creating if needed) the store of `scope` as its one writer,
+    /// taking `DIR/.kts/write.lock`. Fails with [`Locked`] under
+    /// [`LockWait::NoWait`] when another writer holds it.
+    pub fn open_writer(scope: &Path, wait: LockWait) -> anyhow::Result<Store> {
+        let dir = kts_dir(scope);
+        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        let lock = lock::acquire(&dir.join("write.lock"), wait)?;
+        register_sqlite_vec();
+        let path = db_path(scope);
+        let conn =
+            Connection::open(&path).with_context(|| format!("opening {}", path.display()))?;
+        conn.execute_batch(
+            "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000;",
+        )?;
+        schema::create(&conn)?;
+        let store = Store {
+            conn,
+            scope: scope.to_path_buf(),
+            _lock: Some(lock),
+            removed_folders: Vec::new(),
+        };
+        store.check_format()?;
+        Ok(store)
+    }
+
+    /// The scope folder.
+    pub fn scope(&self) -> &Path {
+        &self.scope
+    }
+
+    /// The SQLite connection, for diagnostics and tests.
+    pub fn connection(&self) -> &Connection {
+        &self.conn
+    }
+
+    pub fn meta(&self) -> anyhow::Result<Meta> {
+        schema::read_meta(&self.conn)
+    }
+
+    /// Number of documents and chunks in the store.
+    pub fn counts(&self) -> anyhow::Result<(usize, usize)> {
+        let docs: i64 = self
+            .conn
+            .query_row("SELECT count(*) FROM documents", [], |r| r.get(0))?;
+        let chunks: i64 = self
+            .conn
+            .query_row("SELECT count(*) FROM chunks", [], |r| r.get(0))?;
+        Ok((docs as usize, chunks as usize))
+    }
+
+    /// Whether the store holds any embeddings.
+    pub fn has_vectors(&self) -> anyhow::Result<bool> {
+        schema::has_vector_table(&self.conn)
+    }
+
+    /// The stored `source_sha256` of a document, if the document is stored.
+    pub fn source_sha256(&self, doc_id: &str) -> anyhow::Result<Option<Option<String>>> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT source_sha256 FROM documents WHERE doc_id = ?1",
+                [doc_id],
+                |r| r.get(0),
+            )
+            .optional()?)
+    }
+
+    fn check_format(&self) -> anyhow::Result<()> {
+        let meta = self.meta()?;
+        if meta.format_version != FORMAT_VERSION {
+            anyhow::bail!(
+                "{} has store format {}, this kts reads format {FORMAT_VERSION}: re-index with kts-index --reindex {}",
+                db_path(&self.scope).display(),
+                meta.format_version,
+                self.scope.display()
+            );
+        }
+        Ok(())
+    }
+}
+
+/// Makes sqlite-vec's functions and `vec0` available on every connection
+/// this process opens.
+fn register_sqlite_vec() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        type EntryPoint = unsafe extern "C" fn(
+            *mut rusqlite::ffi::sqlite3,
+            *mut *mut std::os::raw::c_char,
+            *const rusqlite::ffi::sqlite3_api_routines,
+        ) -> std::os::raw::c_int;
+        #[allow(unsafe_code)]
+        // SAFETY: `sqlite3_vec_init` is sqlite-vec's extension entry point, which
+        // has exactly the `EntryPoint` signature SQLite calls auto extensions with
+        // (the crate declares it without arguments only for linking). It is
+        // statically linked, so the pointer stays valid for the whole process,
+        // and `sqlite3_auto_extension` is thread-safe; `Once` registers it once.
+        unsafe {
+            let entry: EntryPoint = std::mem::transmute(sqlite_vec::sqlite3_vec_init as *const ());
+            rusqlite::ffi::sqlite3_auto_extension(Some(entry));
+        }
+    });
+}

@@ -1,0 +1,111 @@
+//! The tables, created once in a transaction, and the `meta` table.
+
+use rusqlite::{Connection, OptionalExtension};
+
+use crate::{FORMAT_VERSION, Meta};
+
+const TABLES: &str = "
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE documents (
+    doc_id TEXT PRIMARY KEY,
+    path TEXT NOT NULL UNIQUE,
+    title TEXT NOT NULL DEFAULT '',
+    doc_type TEXT NOT NULL DEFAULT 'GENERAL',
+    format TEXT,
+    source_sha256 TEXT,
+    metadata TEXT NOT NULL DEFAULT '{}',
+    digest TEXT NOT NULL,
+    indexed_at TEXT NOT NULL
+);
+CREATE TABLE chunks (
+    id INTEGER PRIMARY KEY,
+    chunk_id TEXT NOT NULL UNIQUE,
+    doc_id TEXT NOT NULL REFERENCES documents(doc_id),
+    idx INTEGER NOT NULL,
+    text TEXT NOT NULL,
+    heading_path TEXT NOT NULL DEFAULT '[]',
+    start INTEGER NOT NULL,
+    \"end\" INTEGER NOT NULL,
+    page INTEGER,
+    slide INTEGER
+);
+CREATE INDEX chunks_by_doc ON chunks(doc_id, idx);
+CREATE VIRTUAL TABLE chunks_fts USING fts5(
+    text, title, headings,
+    content = '', contentless_delete = 1,
+    tokenize = 'porter unicode61 remove_diacritics 2'
+);
+";
+
+const NOW: &str = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')";
+
+/// Creates the tables of a new store; does nothing to an existing one.
+pub(crate) fn create(conn: &Connection) -> anyhow::Result<()> {
+    let exists: bool = conn.query_row(
+        "SELECT count(*) > 0 FROM sqlite_master WHERE name = 'meta'",
+        [],
+        |r| r.get(0),
+    )?;
+    if exists {
+        return Ok(());
+    }
+    conn.execute_batch(&format!(
+        "BEGIN IMMEDIATE;
+         {TABLES}
+         INSERT INTO meta VALUES ('format_version', '{FORMAT_VERSION}');
+         INSERT INTO meta VALUES ('created', {NOW});
+         INSERT INTO meta VALUES ('updated', {NOW});
+         COMMIT;"
+    ))?;
+    Ok(())
+}
+
+pub(crate) fn read_meta(conn: &Connection) -> anyhow::Result<Meta> {
+    let get = |key: &str| -> anyhow::Result<Option<String>> {
+        Ok(conn
+            .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+            .optional()?)
+    };
+    Ok(Meta {
+        format_version: get("format_version")?
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0),
+        model_id: get("model_id")?,
+        dims: get("dims")?.and_then(|v| v.parse().ok()),
+        model_sha256: get("model_sha256")?,
+        created: get("created")?.unwrap_or_default(),
+        updated: get("updated")?.unwrap_or_default(),
+    })
+}
+
+pub(crate) fn set_meta(conn: &Connection, key: &str, value: &str) -> anyhow::Result<()> {
+    conn.execute(
+        "INSERT INTO meta VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        [key, value],
+    )?;
+    Ok(())
+}
+
+pub(crate) fn touch(conn: &Connection) -> anyhow::Result<()> {
+    conn.execute(
+        &format!("UPDATE meta SET value = {NOW} WHERE key = 'updated'"),
+        [],
+    )?;
+    Ok(())
+}
+
+pub(crate) fn has_vector_table(conn: &Connection) -> anyhow::Result<bool> {
+    Ok(conn.query_row(
+        "SELECT count(*) > 0 FROM sqlite_master WHERE name = 'chunks_vec'",
+        [],
+        |r| r.get(0),
+    )?)
+}
+
+/// Creates the vector table for embeddings of `dims` dimensions.
+pub(crate) fn create_vector_table(conn: &Connection, dims: usize) -> anyhow::Result<()> {
+    conn.execute_batch(&format!(
+        "CREATE VIRTUAL TABLE chunks_vec USING vec0(embedding float[{dims}], doc_type text)"
+    ))?;
+    Ok(())
+}

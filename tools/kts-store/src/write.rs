@@ -1,0 +1,360 @@
+//! Writing: transactions, applying a document whole, deleting one whole.
+
+use anyhow::Context;
+use rusqlite::{OptionalExtension, params};
+use sha2::{Digest, Sha256};
+
+use crate::{Store, kts_dir, schema};
+
+/// A document as the store keeps it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct DocumentRow {
+    pub doc_id: String,
+    pub path: String,
+    pub title: String,
+    pub doc_type: String,
+    pub format: Option<String>,
+    pub source_sha256: Option<String>,
+    /// The record's free-form metadata, as JSON.
+    pub metadata: serde_json::Value,
+}
+
+/// A chunk as the store keeps it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ChunkRow {
+    pub chunk_id: String,
+    pub index: usize,
+    pub text: String,
+    pub heading_path: Vec<String>,
+    pub start: usize,
+    pub end: usize,
+    pub page: Option<u32>,
+    pub slide: Option<u32>,
+    pub embedding: Option<Vec<f32>>,
+    /// Id of the model that made `embedding`.
+    pub model: Option<String>,
+}
+
+/// What applying a document did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Applied {
+    Added,
+    Updated,
+    Unchanged,
+}
+
+/// Embeddings made with another model than the store's: refused, since
+/// vectors of two models cannot be compared.
+#[derive(Debug)]
+pub struct ModelMismatch {
+    pub store_model: String,
+    pub store_dims: usize,
+    pub model: String,
+    pub dims: usize,
+    pub scope: String,
+}
+
+impl std::fmt::Display for ModelMismatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the index of {scope} was built with model {} ({} dims), not {} ({} dims); \
+             re-index the scope with this model: kts-index --reindex {scope} \
+             (or remove {scope}/.kts/kts.db), or use model {}",
+            self.store_model,
+            self.store_dims,
+            self.model,
+            self.dims,
+            self.store_model,
+            scope = self.scope,
+        )
+    }
+}
+
+impl std::error::Error for ModelMismatch {}
+
+/// A fingerprint of everything the store keeps of a document: when it is the
+/// same, re-applying the document would change nothing.
+fn digest(doc: &DocumentRow, chunks: &[ChunkRow]) -> String {
+    let mut h = Sha256::new();
+    for part in [
+        doc.path.as_str(),
+        &doc.title,
+        &doc.doc_type,
+        doc.source_sha256.as_deref().unwrap_or(""),
+    ] {
+        h.update(part.as_bytes());
+        h.update([0]);
+    }
+    for chunk in chunks {
+        h.update(chunk.chunk_id.as_bytes());
+        h.update([1]);
+        h.update(chunk.model.as_deref().unwrap_or("").as_bytes());
+        h.update([u8::from(chunk.embedding.is_some())]);
+    }
+    h.finalize()[..16]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+impl Store {
+    /// Starts a write transaction (writers only).
+    pub fn begin(&mut self) -> anyhow::Result<()> {
+        self.conn.execute_batch("BEGIN IMMEDIATE")?;
+        Ok(())
+    }
+
+    /// Commits the current transaction, then removes the folders of the
+    /// documents it deleted (`.kts/documents/<doc_id>`).
+    pub fn commit(&mut self) -> anyhow::Result<()> {
+        schema::touch(&self.conn)?;
+        self.conn.execute_batch("COMMIT")?;
+        for doc_id in std::mem::take(&mut self.removed_folders) {
+            let folder = kts_dir(&self.scope).join("documents").join(&doc_id);
+            match std::fs::remove_dir_all(&folder) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(e).with_context(|| format!("removing {}", folder.display()));
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Abandons the current transaction.
+    pub fn rollback(&mut self) -> anyhow::Result<()> {
+        self.removed_folders.clear();
+        self.conn.execute_batch("ROLLBACK")?;
+        Ok(())
+    }
+
+    /// Empties the store and forgets its model (inside the caller's transaction),
+    /// so that it can be rebuilt with another model.
+    pub fn clear(&mut self) -> anyhow::Result<()> {
+        self.conn.execute_batch(
+            "DELETE FROM chunks_fts; DELETE FROM chunks; DELETE FROM documents;
+             DROP TABLE IF EXISTS chunks_vec;
+             DELETE FROM meta WHERE key IN ('model_id', 'dims', 'model_sha256');",
+        )?;
+        Ok(())
+    }
+
+    /// Whether the store already holds exactly this document and these chunks.
+    pub fn is_unchanged(&self, doc: &DocumentRow, chunks: &[ChunkRow]) -> anyhow::Result<bool> {
+        let stored: Option<String> = self
+            .conn
+            .prepare_cached("SELECT digest FROM documents WHERE doc_id = ?1")?
+            .query_row([&doc.doc_id], |r| r.get(0))
+            .optional()?;
+        Ok(stored.as_deref() == Some(digest(doc, chunks).as_str()))
+    }
+
+    /// Replaces the document (by doc_id or path) with this one and its chunks,
+    /// inside the caller's transaction. Refuses embeddings of another model
+    /// than the store's with [`ModelMismatch`].
+    /// A document that cannot be stored (say, a chunk id used twice) leaves
+    /// the transaction as it was.
+    pub fn apply(&mut self, doc: &DocumentRow, chunks: &[ChunkRow]) -> anyhow::Result<Applied> {
+        if self.is_unchanged(doc, chunks)? {
+            return Ok(Applied::Unchanged);
+        }
+        self.check_model(chunks)?;
+        self.conn.execute_batch("SAVEPOINT apply_document")?;
+        match self.replace(doc, chunks) {
+            Ok(applied) => {
+                self.conn.execute_batch("RELEASE apply_document")?;
+                Ok(applied)
+            }
+            Err(e) => {
+                self.conn
+                    .execute_batch("ROLLBACK TO apply_document; RELEASE apply_document")?;
+                Err(e)
+            }
+        }
+    }
+
+    fn replace(&mut self, doc: &DocumentRow, chunks: &[ChunkRow]) -> anyhow::Result<Applied> {
+        let existed = self.delete_rows(&doc.doc_id)?;
+        let replaced_path = self.doc_id_of_path(&doc.path)?;
+        if let Some(other) = replaced_path {
+            self.delete_rows(&other)?;
+        }
+        self.insert_document(doc, chunks)?;
+        for chunk in chunks {
+            self.insert_chunk(doc, chunk)?;
+        }
+        Ok(if existed {
+            Applied::Updated
+        } else {
+            Applied::Added
+        })
+    }
+
+    /// Deletes the document at `path` (relative to the scope) with its chunks,
+    /// index entries, vectors and, after commit, its documents folder.
+    pub fn delete_path(&mut self, path: &str) -> anyhow::Result<bool> {
+        match self.doc_id_of_path(path)? {
+            Some(doc_id) => self.delete_document(&doc_id),
+            None => Ok(false),
+        }
+    }
+
+    /// Deletes a document by id, like [`Store::delete_path`].
+    pub fn delete_document(&mut self, doc_id: &str) -> anyhow::Result<bool> {
+        let deleted = self.delete_rows(doc_id)?;
+        if deleted && is_safe_folder_name(doc_id) {
+            self.removed_folders.push(doc_id.to_string());
+        }
+        Ok(deleted)
+    }
+
+    fn doc_id_of_path(&self, path: &str) -> anyhow::Result<Option<String>> {
+        Ok(self
+            .conn
+            .prepare_cached("SELECT doc_id FROM documents WHERE path = ?1")?
+            .query_row([path], |r| r.get(0))
+            .optional()?)
+    }
+
+    /// Deletes the rows of a document; true when it was stored.
+    fn delete_rows(&mut self, doc_id: &str) -> anyhow::Result<bool> {
+        let ids: Vec<i64> = self
+            .conn
+            .prepare_cached("SELECT id FROM chunks WHERE doc_id = ?1")?
+            .query_map([doc_id], |r| r.get(0))?
+            .collect::<Result<_, _>>()?;
+        let vectors = schema::has_vector_table(&self.conn)?;
+        for id in &ids {
+            self.conn
+                .prepare_cached("DELETE FROM chunks_fts WHERE rowid = ?1")?
+                .execute([id])?;
+            if vectors {
+                self.conn
+                    .prepare_cached("DELETE FROM chunks_vec WHERE rowid = ?1")?
+                    .execute([id])?;
+            }
+        }
+        self.conn
+            .prepare_cached("DELETE FROM chunks WHERE doc_id = ?1")?
+            .execute([doc_id])?;
+        let docs = self
+            .conn
+            .prepare_cached("DELETE FROM documents WHERE doc_id = ?1")?
+            .execute([doc_id])?;
+        Ok(docs > 0)
+    }
+
+    /// Sets the store's model from the first embedding, or refuses another one.
+    fn check_model(&mut self, chunks: &[ChunkRow]) -> anyhow::Result<()> {
+        let Some(chunk) = chunks.iter().find(|c| c.embedding.is_some()) else {
+            return Ok(());
+        };
+        let model = chunk.model.clone().unwrap_or_else(|| "unknown".into());
+        let dims = chunk.embedding.as_ref().map_or(0, Vec::len);
+        let meta = self.meta()?;
+        if let (Some(store_model), Some(store_dims)) = (meta.model_id, meta.dims) {
+            if store_model != model || store_dims != dims {
+                return Err(ModelMismatch {
+                    store_model,
+                    store_dims,
+                    model,
+                    dims,
+                    scope: self.scope.display().to_string(),
+                }
+                .into());
+            }
+        } else {
+            schema::set_meta(&self.conn, "model_id", &model)?;
+            schema::set_meta(&self.conn, "dims", &dims.to_string())?;
+            if !schema::has_vector_table(&self.conn)? {
+                schema::create_vector_table(&self.conn, dims)?;
+            }
+        }
+        for other in chunks.iter().filter(|c| c.embedding.is_some()) {
+            let other_model = other.model.as_deref().unwrap_or("unknown");
+            let other_dims = other.embedding.as_ref().map_or(0, Vec::len);
+            if other_model != model || other_dims != dims {
+                anyhow::bail!(
+                    "chunk {} is embedded with {other_model} ({other_dims} dims), \
+                     other chunks with {model} ({dims} dims): one model per index",
+                    other.chunk_id
+                );
+            }
+        }
+        Ok(())
+    }
+
+    fn insert_document(&mut self, doc: &DocumentRow, chunks: &[ChunkRow]) -> anyhow::Result<()> {
+        self.conn
+            .prepare_cached(
+                "INSERT INTO documents (doc_id, path, title, doc_type, format, source_sha256,
+                    metadata, digest, indexed_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
+            )?
+            .execute(params![
+                doc.doc_id,
+                doc.path,
+                doc.title,
+                doc.doc_type,
+                doc.format,
+                doc.source_sha256,
+                doc.metadata.to_string(),
+                digest(doc, chunks),
+            ])?;
+        Ok(())
+    }
+
+    fn insert_chunk(&mut self, doc: &DocumentRow, chunk: &ChunkRow) -> anyhow::Result<()> {
+        let headings = serde_json::to_string(&chunk.heading_path)?;
+        self.conn
+            .prepare_cached(
+                "INSERT INTO chunks (chunk_id, doc_id, idx, text, heading_path, start, \"end\", page, slide)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            )?
+            .execute(params![
+                chunk.chunk_id,
+                doc.doc_id,
+                chunk.index as i64,
+                chunk.text,
+                headings,
+                chunk.start as i64,
+                chunk.end as i64,
+                chunk.page,
+                chunk.slide,
+            ])
+            .with_context(|| format!("storing chunk {}", chunk.chunk_id))?;
+        let id = self.conn.last_insert_rowid();
+        self.conn
+            .prepare_cached(
+                "INSERT INTO chunks_fts (rowid, text, title, headings) VALUES (?1, ?2, ?3, ?4)",
+            )?
+            .execute(params![
+                id,
+                chunk.text,
+                doc.title,
+                chunk.heading_path.join(" > ")
+            ])?;
+        if let Some(embedding) = &chunk.embedding {
+            self.conn
+                .prepare_cached(
+                    "INSERT INTO chunks_vec (rowid, embedding, doc_type) VALUES (?1, ?2, ?3)",
+                )?
+                .execute(params![id, f32_bytes(embedding), doc.doc_type])?;
+        }
+        Ok(())
+    }
+}
+
+/// A vector as sqlite-vec reads it: little-endian f32s.
+pub(crate) fn f32_bytes(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+/// Ids that name a folder directly under `.kts/documents` and nothing else.
+fn is_safe_folder_name(doc_id: &str) -> bool {
+    !doc_id.is_empty()
+        && doc_id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+}

@@ -1,0 +1,153 @@
+//! The store's contract: whole documents, model guard, safe queries, filters.
+
+use kts_store::{Applied, ChunkRow, DocumentRow, Filters, LockWait, ModelMismatch, Store};
+
+fn doc(id: &str, path: &str, doc_type: &str) -> DocumentRow {
+    DocumentRow {
+        doc_id: id.into(),
+        path: path.into(),
+        title: format!("Title of {path}"),
+        doc_type: doc_type.into(),
+        source_sha256: Some(format!("sha-{id}")),
+        metadata: serde_json::json!({}),
+        ..Default::default()
+    }
+}
+
+fn unit(seed: usize, dims: usize) -> Vec<f32> {
+    let v: Vec<f32> = (0..dims)
+        .map(|i| ((i * 7 + seed * 13) % 11) as f32 - 5.0)
+        .collect();
+    let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    v.into_iter().map(|x| x / n).collect()
+}
+
+fn chunk(id: &str, index: usize, text: &str, embedding: Option<Vec<f32>>) -> ChunkRow {
+    ChunkRow {
+        chunk_id: id.into(),
+        index,
+        text: text.into(),
+        heading_path: vec!["Top".into()],
+        end: text.chars().count(),
+        model: embedding.as_ref().map(|_| "test-model".into()),
+        embedding,
+        ..Default::default()
+    }
+}
+
+#[test]
+fn documents_are_replaced_whole_and_deleted_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open_writer(dir.path(), LockWait::NoWait).unwrap();
+    let d = doc("d1", "a.md", "POLICY");
+    let chunks = vec![
+        chunk("c1", 0, "annual leave is 25 days", Some(unit(1, 8))),
+        chunk("c2", 1, "sick leave needs a call", Some(unit(2, 8))),
+    ];
+    store.begin().unwrap();
+    assert_eq!(store.apply(&d, &chunks).unwrap(), Applied::Added);
+    assert_eq!(store.apply(&d, &chunks).unwrap(), Applied::Unchanged);
+    store.commit().unwrap();
+    assert_eq!(store.counts().unwrap(), (1, 2));
+
+    store.begin().unwrap();
+    let fewer = vec![chunk("c3", 0, "leave rules changed", Some(unit(3, 8)))];
+    assert_eq!(store.apply(&d, &fewer).unwrap(), Applied::Updated);
+    store.commit().unwrap();
+    assert_eq!(store.counts().unwrap(), (1, 1));
+    assert!(
+        store
+            .search_bm25("annual", 10, &Filters::default())
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(
+        store
+            .search_bm25("changed", 10, &Filters::default())
+            .unwrap()
+            .len(),
+        1
+    );
+
+    std::fs::create_dir_all(dir.path().join(".kts/documents/d1")).unwrap();
+    store.begin().unwrap();
+    assert!(store.delete_path("a.md").unwrap());
+    store.commit().unwrap();
+    assert_eq!(store.counts().unwrap(), (0, 0));
+    assert!(!dir.path().join(".kts/documents/d1").exists());
+    let vec_rows: i64 = store
+        .connection()
+        .query_row("SELECT count(*) FROM chunks_vec", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(vec_rows, 0);
+}
+
+#[test]
+fn another_model_is_refused_with_the_reindex_advice() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open_writer(dir.path(), LockWait::NoWait).unwrap();
+    store.begin().unwrap();
+    store
+        .apply(
+            &doc("d1", "a.md", "GUIDE"),
+            &[chunk("c1", 0, "x", Some(unit(1, 8)))],
+        )
+        .unwrap();
+    store.commit().unwrap();
+    let mut other = chunk("c2", 0, "y", Some(unit(2, 8)));
+    other.model = Some("other-model".into());
+    store.begin().unwrap();
+    let err = store
+        .apply(&doc("d2", "b.md", "GUIDE"), &[other])
+        .unwrap_err();
+    assert!(err.downcast_ref::<ModelMismatch>().is_some());
+    assert!(err.to_string().contains("--reindex"), "{err}");
+    store.rollback().unwrap();
+    assert_eq!(
+        store.meta().unwrap().model_id.as_deref(),
+        Some("test-model")
+    );
+}
+
+#[test]
+fn searches_filter_by_doc_type_and_accept_any_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open_writer(dir.path(), LockWait::NoWait).unwrap();
+    store.begin().unwrap();
+    for (i, doc_type) in ["POLICY", "GUIDE"].iter().enumerate() {
+        let d = doc(&format!("d{i}"), &format!("{i}.md"), doc_type);
+        let c = chunk(&format!("c{i}"), 0, "reset the VPN token", Some(unit(i, 8)));
+        store.apply(&d, &[c]).unwrap();
+    }
+    store.commit().unwrap();
+    let reader = Store::open_read(dir.path()).unwrap();
+    let all = reader
+        .search_bm25("\"VPN\" AND (NEAR* ^reset", 10, &Filters::default())
+        .unwrap();
+    assert_eq!(all.len(), 2);
+    let guides = Filters {
+        doc_type: Some("GUIDE".into()),
+    };
+    let hits = reader.search_bm25("vpn", 10, &guides).unwrap();
+    assert_eq!(hits.len(), 1);
+    let hit = &reader.fetch_hits(&[hits[0].rowid]).unwrap()[0];
+    assert_eq!(hit.doc_type, "GUIDE");
+    let near = reader.search_vector(&unit(0, 8), 10, &guides).unwrap();
+    assert_eq!(near.len(), 1);
+    let nearest = reader
+        .search_vector(&unit(0, 8), 1, &Filters::default())
+        .unwrap();
+    assert!((nearest[0].score - 1.0).abs() < 1e-5, "{nearest:?}");
+}
+
+#[test]
+fn a_second_writer_is_refused_while_the_first_holds_the_lock() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = Store::open_writer(dir.path(), LockWait::NoWait).unwrap();
+    let err = Store::open_writer(dir.path(), LockWait::NoWait)
+        .err()
+        .unwrap();
+    assert!(err.downcast_ref::<kts_store::Locked>().is_some());
+    drop(first);
+    Store::open_writer(dir.path(), LockWait::NoWait).unwrap();
+}
