@@ -114,6 +114,19 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         match output {
             job::Output::Doc(doc) => {
                 converted += 1;
+                for warning in doc
+                    .metadata
+                    .get("warnings")
+                    .and_then(|w| w.as_array())
+                    .into_iter()
+                    .flatten()
+                {
+                    messages.warn(&format!(
+                        "{}: {}",
+                        doc.path,
+                        warning.as_str().unwrap_or_default()
+                    ));
+                }
                 out.write(&doc)?;
             }
             job::Output::Failed(error) => {

@@ -1,0 +1,761 @@
+//! PDF: text page by page with pdf-extract; metadata, page tree checks and
+//! JPEG images with lopdf.
+//!
+//! pdf-extract trusts the file: it follows form XObjects recursively without a
+//! depth limit, follows `/Parent` links without cycle checks and panics on many
+//! malformed objects. Before handing it a document we therefore make the
+//! document safe to walk (see [`safety`]) and extract each page under
+//! `catch_unwind`, so one broken page costs only that page.
+
+use std::collections::{BTreeMap, HashMap};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+use kts_record::ErrorCode;
+use lopdf::{Document, Object, ObjectId};
+use serde_json::{Map, Value};
+
+use super::{Context, ConvertError, Converted};
+
+pub fn convert(bytes: &[u8], ctx: &mut Context) -> Result<Converted, ConvertError> {
+    let mut doc = load(bytes)?;
+    let pages = doc.get_pages();
+    if pages.is_empty() {
+        return Err(ConvertError::corrupt(
+            "the PDF has no readable pages (damaged page tree?)",
+        ));
+    }
+    if pages.len() > ctx.limits.max_pdf_pages {
+        return Err(ConvertError::new(
+            ErrorCode::TooLarge,
+            format!(
+                "the PDF has {} pages, more than the limit of {}",
+                pages.len(),
+                ctx.limits.max_pdf_pages
+            ),
+        ));
+    }
+    streams::normalise(&mut doc);
+    if let Some(damage) = streams::damaged_content(&doc, &pages) {
+        return Err(ConvertError::corrupt(damage));
+    }
+    fonts::normalise(&mut doc);
+    let safe = safety::make_safe(&mut doc, &pages);
+    if safe.recursive {
+        return Err(ConvertError::corrupt(
+            "recursive XObjects (a drawing that contains itself)",
+        ));
+    }
+    let page_images = safe.images;
+    let image_links = image_links(&doc, &pages, &page_images, ctx);
+    safety::blank_images(&mut doc, page_images.into_values().flatten());
+
+    let mut markdown = String::new();
+    let mut has_text = false;
+    let mut glyphs = 0;
+    let mut unreadable_pages = 0;
+    for (&number, page_id) in &pages {
+        let page = page_text(&doc, number);
+        glyphs += page.glyphs;
+        unreadable_pages += usize::from(page.failed);
+        let paragraphs = paragraphs(&page.text);
+        has_text |= !paragraphs.is_empty();
+        if !markdown.is_empty() {
+            markdown.push('\n');
+        }
+        markdown.push_str(&format!("<!-- page: {number} -->\n"));
+        for paragraph in paragraphs {
+            markdown.push('\n');
+            markdown.push_str(&paragraph);
+            markdown.push('\n');
+        }
+        for link in image_links.get(page_id).into_iter().flatten() {
+            markdown.push_str(&format!("\n![image]({link})\n"));
+        }
+    }
+    // A page that draws no glyph at all is a valid page without text (vector
+    // art, a scan); only glyphs that cannot be decoded, or pages that cannot
+    // be read, make the document unusable.
+    if !has_text && (glyphs > 0 || unreadable_pages > 0) {
+        return Err(no_text_error(glyphs));
+    }
+    let (title, mut properties) = info_properties(&doc);
+    properties.insert("pages".into(), Value::from(pages.len()));
+    if !has_text {
+        properties.insert(
+            "warnings".into(),
+            Value::from(vec![
+                "no text layer (a scanned image?); OCR is not supported",
+            ]),
+        );
+    }
+    Ok(Converted {
+        markdown,
+        title,
+        properties,
+    })
+}
+
+fn no_text_error(glyphs: usize) -> ConvertError {
+    let message = if glyphs == 0 {
+        "the PDF's pages cannot be read (their content is malformed)"
+    } else {
+        "the PDF's text cannot be decoded (its fonts have no Unicode mapping)"
+    };
+    ConvertError::new(ErrorCode::Empty, message)
+}
+
+/// Parses the file (rebuilding a broken cross-reference table if need be)
+/// and removes an empty-password encryption.
+fn load(bytes: &[u8]) -> Result<Document, ConvertError> {
+    let header_at = bytes.windows(5).take(1024).position(|w| w == b"%PDF-");
+    if header_at.is_none() {
+        return Err(ConvertError::corrupt("not a PDF file (no %PDF header)"));
+    }
+    let repaired = || {
+        xref::rebuilt(bytes)
+            .and_then(|repaired| Document::load_mem(&repaired).ok())
+            .filter(|doc| !doc.get_pages().is_empty())
+    };
+    let doc = match Document::load_mem(bytes) {
+        // A wrong stream /Length makes lopdf drop the object: prefer a repaired
+        // copy when the direct load lost page contents.
+        Ok(doc) if xref::lost_contents(&doc) => repaired().unwrap_or(doc),
+        Ok(doc) => doc,
+        Err(error) if is_password_error(&error) => return Err(password_protected()),
+        Err(error) => repaired()
+            .ok_or_else(|| ConvertError::corrupt(format!("the PDF cannot be parsed: {error}")))?,
+    };
+    // lopdf decrypts a document whose user password is empty while loading;
+    // one it could not decrypt still names an /Encrypt dictionary.
+    if doc.trailer.has(b"Encrypt") && !doc.was_encrypted() {
+        return Err(password_protected());
+    }
+    Ok(doc)
+}
+
+fn is_password_error(error: &lopdf::Error) -> bool {
+    matches!(
+        error,
+        lopdf::Error::InvalidPassword | lopdf::Error::Decryption(_)
+    )
+}
+
+fn password_protected() -> ConvertError {
+    ConvertError::new(
+        ErrorCode::Encrypted,
+        "password-protected PDF: it cannot be opened without its password",
+    )
+}
+
+/// A page's text as pdf-extract lays it out, and how many glyphs it drew
+/// (glyphs without a Unicode mapping come out as nothing).
+#[derive(Default)]
+struct PageText {
+    text: String,
+    glyphs: usize,
+    /// Neither pdf-extract nor lopdf could read the page.
+    failed: bool,
+}
+
+/// The page's text, or nothing if the page breaks pdf-extract.
+fn page_text(doc: &Document, number: u32) -> PageText {
+    let result = catch_unwind(AssertUnwindSafe(|| {
+        let mut text = String::new();
+        let mut output = GlyphCounter {
+            inner: pdf_extract::PlainTextOutput::new(&mut text),
+            glyphs: 0,
+        };
+        pdf_extract::output_doc_page(doc, &mut output, number)?;
+        let glyphs = output.glyphs;
+        Ok::<_, pdf_extract::OutputError>(PageText {
+            text,
+            glyphs,
+            failed: false,
+        })
+    }));
+    match result {
+        Ok(Ok(page)) => page,
+        // pdf-extract gave up on the page: lopdf's plainer extraction.
+        _ => catch_unwind(AssertUnwindSafe(|| doc.extract_text(&[number])))
+            .ok()
+            .and_then(Result::ok)
+            .map(|text| PageText {
+                glyphs: text.chars().filter(|c| !c.is_whitespace()).count(),
+                text,
+                failed: false,
+            })
+            .unwrap_or(PageText {
+                failed: true,
+                ..PageText::default()
+            }),
+    }
+}
+
+/// pdf-extract's plain-text layout, counting the glyphs drawn.
+struct GlyphCounter<'a> {
+    inner: pdf_extract::PlainTextOutput<&'a mut String>,
+    glyphs: usize,
+}
+
+impl pdf_extract::OutputDev for GlyphCounter<'_> {
+    fn begin_page(
+        &mut self,
+        page_num: u32,
+        media_box: &pdf_extract::MediaBox,
+        art_box: Option<(f64, f64, f64, f64)>,
+    ) -> Result<(), pdf_extract::OutputError> {
+        self.inner.begin_page(page_num, media_box, art_box)
+    }
+    fn end_page(&mut self) -> Result<(), pdf_extract::OutputError> {
+        self.inner.end_page()
+    }
+    fn output_character(
+        &mut self,
+        trm: &pdf_extract::Transform,
+        width: f64,
+        spacing: f64,
+        font_size: f64,
+        char: &str,
+    ) -> Result<(), pdf_extract::OutputError> {
+        self.glyphs += 1;
+        self.inner
+            .output_character(trm, width, spacing, font_size, char)
+    }
+    fn begin_word(&mut self) -> Result<(), pdf_extract::OutputError> {
+        self.inner.begin_word()
+    }
+    fn end_word(&mut self) -> Result<(), pdf_extract::OutputError> {
+        self.inner.end_word()
+    }
+    fn end_line(&mut self) -> Result<(), pdf_extract::OutputError> {
+        self.inner.end_line()
+    }
+}
+
+/// Rebuilds paragraphs from extracted lines: a blank line ends a paragraph,
+/// wrapped lines are joined (a word hyphenated across lines is rejoined), and
+/// a line that starts a list item starts a new line.
+fn paragraphs(text: &str) -> Vec<String> {
+    let text = expand_ligatures(text);
+    let mut paragraphs = Vec::new();
+    let mut current = String::new();
+    for line in text
+        .lines()
+        .map(clean_line)
+        .map(|line| logical_order(&line))
+    {
+        if line.is_empty() {
+            push_paragraph(&mut paragraphs, &mut current);
+        } else if current.is_empty() {
+            current.push_str(&line);
+        } else if starts_list_item(&line) {
+            current.push('\n');
+            current.push_str(&line);
+        } else if let Some(stem) = hyphenated_stem(&current, &line) {
+            current.truncate(stem);
+            current.push_str(&line);
+        } else {
+            current.push(' ');
+            current.push_str(&line);
+        }
+    }
+    push_paragraph(&mut paragraphs, &mut current);
+    paragraphs
+}
+
+fn push_paragraph(paragraphs: &mut Vec<String>, current: &mut String) {
+    if !current.is_empty() {
+        paragraphs.push(std::mem::take(current));
+    }
+}
+
+/// Collapses runs of whitespace and drops control characters.
+fn clean_line(line: &str) -> String {
+    let visible: String = line
+        .chars()
+        .filter(|c| !c.is_control() || *c == '\t')
+        .collect();
+    visible.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// pdf-extract emits right-to-left script in visual order (each word's
+/// letters reversed, words right to left); reverse such a line, then put the
+/// left-to-right runs inside it (numbers, Latin words) back in order.
+fn logical_order(line: &str) -> String {
+    let is_rtl = |c: char| matches!(c, '\u{0590}'..='\u{08FF}' | '\u{FB1D}'..='\u{FDFF}' | '\u{FE70}'..='\u{FEFF}');
+    if !line.chars().any(is_rtl) {
+        return line.to_string();
+    }
+    let reversed: Vec<char> = line.chars().rev().collect();
+    let mut out = String::with_capacity(line.len());
+    let mut run: Vec<char> = Vec::new();
+    for &c in &reversed {
+        let ltr = c.is_alphanumeric() && !is_rtl(c);
+        let joins_run = !run.is_empty()
+            && !is_rtl(c)
+            && (ltr || matches!(c, ' ' | '.' | ',' | ':' | '-' | '/' | '%'));
+        if ltr || joins_run {
+            run.push(c);
+        } else {
+            flush_ltr_run(&mut out, &mut run);
+            out.push(c);
+        }
+    }
+    flush_ltr_run(&mut out, &mut run);
+    out
+}
+
+/// Writes a left-to-right run back in reading order; separators it picked up
+/// after its last letter stay where they were.
+fn flush_ltr_run(out: &mut String, run: &mut Vec<char>) {
+    let letters = run
+        .iter()
+        .rposition(|c| c.is_alphanumeric())
+        .map_or(0, |i| i + 1);
+    out.extend(run[..letters].iter().rev());
+    out.extend(&run[letters..]);
+    run.clear();
+}
+
+fn starts_list_item(line: &str) -> bool {
+    let mut chars = line.chars();
+    match chars.next() {
+        Some('•' | '◦' | '▪' | '‣' | '–' | '-' | '*' | '·' | '○' | '■' | '□' | '\u{F0B7}') => {
+            true
+        }
+        Some(c) if c.is_ascii_digit() => {
+            let rest = line.trim_start_matches(|c: char| c.is_ascii_digit());
+            (rest.starts_with(". ") || rest.starts_with(") ")) && line.len() - rest.len() <= 3
+        }
+        _ => false,
+    }
+}
+
+/// If `current` ends with `word-` and `next` continues in lowercase, the byte
+/// length of `current` without the hyphen.
+fn hyphenated_stem(current: &str, next: &str) -> Option<usize> {
+    let stem = current.strip_suffix('-')?;
+    let before_hyphen = stem.chars().next_back()?;
+    let after = next.chars().next()?;
+    (before_hyphen.is_alphabetic() && after.is_lowercase()).then_some(stem.len())
+}
+
+fn expand_ligatures(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\u{FB00}' => out.push_str("ff"),
+            '\u{FB01}' => out.push_str("fi"),
+            '\u{FB02}' => out.push_str("fl"),
+            '\u{FB03}' => out.push_str("ffi"),
+            '\u{FB04}' => out.push_str("ffl"),
+            '\u{FB05}' | '\u{FB06}' => out.push_str("st"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// Stores each page's JPEG images; returns their links per page.
+fn image_links(
+    doc: &Document,
+    pages: &BTreeMap<u32, ObjectId>,
+    page_images: &HashMap<ObjectId, Vec<ObjectId>>,
+    ctx: &mut Context,
+) -> HashMap<ObjectId, Vec<String>> {
+    let mut links = HashMap::new();
+    for page in pages.values() {
+        let images = page_images.get(page).into_iter().flatten();
+        links.insert(
+            *page,
+            images.filter_map(|&id| jpeg_link(doc, id, ctx)).collect(),
+        );
+    }
+    links
+}
+
+/// Stores a JPEG image XObject and returns its Markdown link; other image
+/// encodings would need re-encoding and are skipped.
+fn jpeg_link(doc: &Document, id: ObjectId, ctx: &mut Context) -> Option<String> {
+    let stream = doc.get_object(id).ok()?.as_stream().ok()?;
+    let filters = stream.filters().ok()?;
+    let is_jpeg = filters.len() == 1 && filters[0] == b"DCTDecode";
+    (is_jpeg && !stream.content.is_empty()).then(|| ctx.images.add(&stream.content, "jpg"))
+}
+
+/// Title and properties from the document information dictionary.
+fn info_properties(doc: &Document) -> (Option<String>, Map<String, Value>) {
+    let mut properties = Map::new();
+    let Some(info) = doc
+        .trailer
+        .get_deref(b"Info", doc)
+        .and_then(Object::as_dict)
+        .ok()
+    else {
+        return (None, properties);
+    };
+    let text = |key: &[u8]| {
+        let value = info.get_deref(key, doc).ok()?;
+        let text = lopdf::decode_text_string(value).ok()?;
+        let text = text.trim_matches(|c: char| c.is_whitespace() || c == '\0');
+        (!text.is_empty()).then(|| text.to_string())
+    };
+    for (key, name) in [
+        (&b"Author"[..], "author"),
+        (b"Creator", "creator"),
+        (b"Producer", "producer"),
+        (b"Subject", "description"),
+        (b"Keywords", "keywords"),
+    ] {
+        if let Some(value) = text(key) {
+            properties.insert(name.into(), Value::String(value));
+        }
+    }
+    for (key, name) in [(&b"CreationDate"[..], "created"), (b"ModDate", "modified")] {
+        if let Some(date) = text(key).and_then(|raw| pdf_date(&raw)) {
+            properties.insert(name.into(), Value::String(date));
+        }
+    }
+    (text(b"Title"), properties)
+}
+
+/// `D:YYYYMMDDHHmmSS+HH'mm'` (any tail may be missing) as ISO 8601.
+fn pdf_date(raw: &str) -> Option<String> {
+    let raw = raw.strip_prefix("D:").unwrap_or(raw);
+    let digits: String = raw.chars().take_while(char::is_ascii_digit).collect();
+    if digits.len() < 4 {
+        return None;
+    }
+    let part = |from: usize, default: &'static str| {
+        digits.get(from..from + 2).unwrap_or(default).to_string()
+    };
+    let date = format!("{}-{}-{}", &digits[..4], part(4, "01"), part(6, "01"));
+    if digits.len() < 12 {
+        return Some(date);
+    }
+    let time = format!("{}:{}:{}", part(8, "00"), part(10, "00"), part(12, "00"));
+    let zone = match raw[digits.len()..].chars().next() {
+        Some('Z') => "Z".to_string(),
+        Some(sign @ ('+' | '-')) => {
+            let zone: String = raw[digits.len() + 1..]
+                .chars()
+                .filter(char::is_ascii_digit)
+                .collect();
+            match (zone.get(..2), zone.get(2..4)) {
+                (Some(h), Some(m)) => format!("{sign}{h}:{m}"),
+                (Some(h), None) => format!("{sign}{h}:00"),
+                _ => String::new(),
+            }
+        }
+        _ => String::new(),
+    };
+    Some(format!("{date}T{time}{zone}"))
+}
+
+mod xref;
+
+mod safety;
+
+mod streams;
+
+mod fonts;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::formats::Limits;
+    use crate::images::ImageSink;
+    use lopdf::content::{Content, Operation};
+    use lopdf::{Dictionary, Stream, dictionary};
+
+    /// A PDF with one page per text, each drawn in Helvetica; `form_cycle`
+    /// makes page 1 draw a form XObject that draws itself.
+    fn pdf(texts: &[&str], form_cycle: bool) -> Vec<u8> {
+        let mut doc = Document::with_version("1.5");
+        let pages_id = doc.new_object_id();
+        let font_id = doc.add_object(dictionary! {
+            "Type" => "Font", "Subtype" => "Type1", "BaseFont" => "Helvetica",
+        });
+        let form_id = doc.new_object_id();
+        let form_content = b"BT /F1 12 Tf 72 600 Td (looping form) Tj ET /X1 Do".to_vec();
+        let form = Stream::new(
+            dictionary! {
+                "Type" => "XObject", "Subtype" => "Form", "BBox" => vec![0.into(), 0.into(), 612.into(), 792.into()],
+                "Resources" => dictionary! { "Font" => dictionary! { "F1" => font_id }, "XObject" => dictionary! { "X1" => form_id } },
+            },
+            form_content,
+        );
+        doc.objects.insert(form_id, Object::Stream(form));
+        let mut kids = Vec::new();
+        for (i, text) in texts.iter().enumerate() {
+            let mut operations = vec![
+                Operation::new("BT", vec![]),
+                Operation::new("Tf", vec!["F1".into(), 12.into()]),
+                Operation::new("Td", vec![72.into(), 700.into()]),
+                Operation::new("Tj", vec![Object::string_literal(*text)]),
+                Operation::new("ET", vec![]),
+            ];
+            if form_cycle && i == 0 {
+                operations.push(Operation::new("Do", vec!["X1".into()]));
+            }
+            let content = Content { operations }.encode().unwrap();
+            let content_id = doc.add_object(Stream::new(dictionary! {}, content));
+            let page_id = doc.add_object(dictionary! {
+                "Type" => "Page", "Parent" => pages_id, "Contents" => content_id,
+                "Resources" => dictionary! { "Font" => dictionary! { "F1" => font_id }, "XObject" => dictionary! { "X1" => form_id } },
+            });
+            kids.push(page_id.into());
+        }
+        doc.objects.insert(
+            pages_id,
+            Object::Dictionary(dictionary! {
+                "Type" => "Pages", "Count" => texts.len() as i64, "Kids" => kids,
+                "MediaBox" => vec![0.into(), 0.into(), 612.into(), 792.into()],
+            }),
+        );
+        let catalog_id = doc.add_object(dictionary! { "Type" => "Catalog", "Pages" => pages_id });
+        let info_id =
+            doc.add_object(dictionary! { "Title" => Object::string_literal("Two pages") });
+        doc.trailer.set("Root", catalog_id);
+        doc.trailer.set("Info", info_id);
+        let mut bytes = Vec::new();
+        doc.save_to(&mut bytes).unwrap();
+        bytes
+    }
+
+    fn run(bytes: &[u8], limits: &Limits) -> Result<Converted, ConvertError> {
+        let mut images = ImageSink::default();
+        convert(
+            bytes,
+            &mut Context {
+                limits,
+                images: &mut images,
+            },
+        )
+    }
+
+    #[test]
+    fn each_page_gets_a_marker_and_its_own_text() {
+        let converted = run(
+            &pdf(&["Hello first page", "Second page text"], false),
+            &Limits::default(),
+        )
+        .unwrap();
+        let markdown = converted.markdown;
+        let second = markdown
+            .find("<!-- page: 2 -->")
+            .expect("second page marker");
+        assert!(markdown.starts_with("<!-- page: 1 -->\n"), "{markdown}");
+        assert!(
+            markdown[..second].contains("Hello first page"),
+            "{markdown}"
+        );
+        assert!(
+            markdown[second..].contains("Second page text"),
+            "{markdown}"
+        );
+        assert_eq!(markdown.matches("<!-- page:").count(), 2);
+        assert_eq!(converted.title.as_deref(), Some("Two pages"));
+        assert_eq!(converted.properties["pages"], 2);
+    }
+
+    #[test]
+    fn a_self_drawing_form_is_corrupt() {
+        let error = run(&pdf(&["Cover"], true), &Limits::default()).unwrap_err();
+        assert_eq!(error.code, ErrorCode::Corrupt);
+        assert!(error.message.contains("recursive XObjects"), "{error:?}");
+    }
+
+    /// A one-page PDF whose page content is `content` under `filter`, drawn
+    /// with `font` as /F1.
+    fn one_page(content: Vec<u8>, filter: Option<&str>, font: Dictionary) -> Vec<u8> {
+        let mut doc = Document::with_version("1.5");
+        let pages_id = doc.new_object_id();
+        let font_id = doc.add_object(font);
+        let mut dict = dictionary! {};
+        if let Some(filter) = filter {
+            dict.set("Filter", Object::Name(filter.as_bytes().to_vec()));
+        }
+        let content_id = doc.add_object(Stream::new(dict, content));
+        let page_id = doc.add_object(dictionary! {
+            "Type" => "Page", "Parent" => pages_id, "Contents" => content_id,
+            "Resources" => dictionary! { "Font" => dictionary! { "F1" => font_id } },
+        });
+        doc.objects.insert(
+            pages_id,
+            Object::Dictionary(dictionary! {
+                "Type" => "Pages", "Count" => 1, "Kids" => vec![page_id.into()],
+                "MediaBox" => vec![0.into(), 0.into(), 612.into(), 792.into()],
+            }),
+        );
+        let catalog_id = doc.add_object(dictionary! { "Type" => "Catalog", "Pages" => pages_id });
+        doc.trailer.set("Root", catalog_id);
+        let mut bytes = Vec::new();
+        doc.save_to(&mut bytes).unwrap();
+        bytes
+    }
+
+    fn helvetica() -> Dictionary {
+        dictionary! { "Type" => "Font", "Subtype" => "Type1", "BaseFont" => "Helvetica" }
+    }
+
+    #[test]
+    fn a_pdf_without_xref_and_with_a_wrong_length_still_converts() {
+        let content = "BT /F1 24 Tf 100 700 Td (Hello repaired world) Tj ET";
+        let bytes = format!(
+            "%PDF-1.4\n1 0 obj\n<< /Type /Catalog /Pages 2 0 R >>\nendobj\n\
+             2 0 obj\n<< /Type /Pages /Kids [ 3 0 R ] /Count 1 >>\nendobj\n\
+             3 0 obj\n<< /Type /Page /Parent 2 0 R /MediaBox [ 0 0 612 792 ] /Contents 4 0 R\n\
+             /Resources << /Font << /F1 5 0 R >> >> >>\nendobj\n\
+             4 0 obj\n<< /Length 12 >>\nstream\n{content}\nendstream\nendobj\n\
+             5 0 obj\n<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>\nendobj\n\
+             trailer\n<< /Size 6 /Root 1 0 R >>\n%%EOF\n"
+        );
+        let markdown = run(bytes.as_bytes(), &Limits::default()).unwrap().markdown;
+        assert!(markdown.contains("Hello repaired world"), "{markdown}");
+    }
+
+    #[test]
+    fn filters_lopdf_lacks_are_decoded() {
+        let content = b"BT /F1 12 Tf 72 700 Td (Hex encoded text) Tj ET";
+        let hex: String = content.iter().map(|b| format!("{b:02x}")).collect();
+        let bytes = one_page(
+            format!("{hex}>").into_bytes(),
+            Some("ASCIIHexDecode"),
+            helvetica(),
+        );
+        let markdown = run(&bytes, &Limits::default()).unwrap().markdown;
+        assert!(markdown.contains("Hex encoded text"), "{markdown}");
+    }
+
+    #[test]
+    fn a_content_stream_that_does_not_inflate_is_corrupt() {
+        let mut stream = Stream::new(
+            dictionary! {},
+            b"BT /F1 12 Tf 72 700 Td (Damaged text) Tj ET".to_vec(),
+        );
+        stream.compress().unwrap();
+        let mut data = stream.content.clone();
+        let last = data.len() - 1;
+        data[last] ^= 0xFF; // a wrong Adler-32 checksum, as in a damaged file
+        let error = run(
+            &one_page(data, Some("FlateDecode"), helvetica()),
+            &Limits::default(),
+        )
+        .unwrap_err();
+        assert_eq!(error.code, ErrorCode::Corrupt);
+        assert!(error.message.starts_with("page 1:"), "{error:?}");
+    }
+
+    #[test]
+    fn a_page_without_text_is_a_document_without_text() {
+        let bytes = one_page(b"0 0 m 100 100 l S".to_vec(), None, helvetica());
+        let markdown = run(&bytes, &Limits::default()).unwrap().markdown;
+        assert_eq!(markdown.trim(), "<!-- page: 1 -->");
+    }
+
+    #[test]
+    fn identity_fonts_without_a_unicode_cmap_are_decoded() {
+        // Two-byte codes that are Unicode (/ToUnicode /Identity-H), and JIS
+        // X 0208 codes under the predefined CMap /H.
+        for (encoding, to_unicode, codes, expected) in [
+            (
+                "Identity-H",
+                Some("Identity-H"),
+                vec![0x00, 0x50, 0x01, 0x42],
+                "Pł",
+            ),
+            ("H", None, vec![0x24, 0x22, 0x24, 0x24], "あい"),
+        ] {
+            let mut font = dictionary! {
+                "Type" => "Font", "Subtype" => "Type0", "BaseFont" => "Test",
+                "Encoding" => Object::Name(encoding.as_bytes().to_vec()),
+                "DescendantFonts" => vec![Object::Dictionary(dictionary! {
+                    "Type" => "Font", "Subtype" => "CIDFontType2", "BaseFont" => "Test",
+                })],
+            };
+            if let Some(name) = to_unicode {
+                font.set("ToUnicode", Object::Name(name.as_bytes().to_vec()));
+            }
+            let content = Content {
+                operations: vec![
+                    Operation::new("BT", vec![]),
+                    Operation::new("Tf", vec!["F1".into(), 12.into()]),
+                    Operation::new("Td", vec![72.into(), 700.into()]),
+                    Operation::new(
+                        "Tj",
+                        vec![Object::String(codes, lopdf::StringFormat::Hexadecimal)],
+                    ),
+                    Operation::new("ET", vec![]),
+                ],
+            };
+            let bytes = one_page(content.encode().unwrap(), None, font);
+            let markdown = run(&bytes, &Limits::default()).unwrap().markdown;
+            assert!(markdown.contains(expected), "{encoding}: {markdown}");
+        }
+    }
+
+    #[test]
+    fn too_many_pages_is_too_large() {
+        let limits = Limits {
+            max_pdf_pages: 1,
+            ..Limits::default()
+        };
+        assert_eq!(
+            run(&pdf(&["a", "b"], false), &limits).unwrap_err().code,
+            ErrorCode::TooLarge
+        );
+    }
+
+    #[test]
+    fn broken_files_are_errors_not_panics() {
+        let bytes = pdf(&["Hello first page", "Second page text"], false);
+        for cut in [20, bytes.len() / 3, bytes.len() / 2] {
+            let result = run(&bytes[..cut], &Limits::default());
+            assert!(result.is_err(), "a PDF cut at {cut} bytes converted");
+        }
+        // Cut near the end, lopdf may recover the objects: any outcome but a panic.
+        let _ = run(&bytes[..bytes.len() - 40], &Limits::default());
+        let garbage = run(
+            b"%PDF-1.4\n1 0 obj << /Encrypt 2 0 R >> garbage",
+            &Limits::default(),
+        )
+        .unwrap_err();
+        assert_eq!(garbage.code, ErrorCode::Corrupt);
+        assert_eq!(
+            run(b"not a pdf at all", &Limits::default())
+                .unwrap_err()
+                .code,
+            ErrorCode::Corrupt
+        );
+    }
+
+    #[test]
+    fn paragraphs_join_wrapped_lines_and_keep_breaks() {
+        let text = "The quick brown\nfox jumps over the\nlazy dog.\n\nA hyphen-\nated word and \u{FB01}ne print\n• first\n• second\n";
+        assert_eq!(
+            paragraphs(text),
+            vec![
+                "The quick brown fox jumps over the lazy dog.",
+                "A hyphenated word and fine print\n• first\n• second"
+            ]
+        );
+    }
+
+    #[test]
+    fn right_to_left_lines_are_put_in_reading_order() {
+        // "مرحبا Rust" as pdf-extract emits it: Arabic letters reversed, Latin not.
+        let visual = "Rust ابحرم";
+        assert_eq!(logical_order(visual), "مرحبا Rust");
+    }
+
+    #[test]
+    fn pdf_dates_become_iso_8601() {
+        assert_eq!(
+            pdf_date("D:20230105143000+01'00'").as_deref(),
+            Some("2023-01-05T14:30:00+01:00")
+        );
+        assert_eq!(pdf_date("D:2023").as_deref(), Some("2023-01-01"));
+        assert_eq!(pdf_date("garbage"), None);
+    }
+}
