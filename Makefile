@@ -3,7 +3,7 @@ CARGO ?= cargo
 RELEASE := target/release
 SAMPLE := sample
 
-.PHONY: help build demo test test-shared lint docs bench clean-sample
+.PHONY: help models build demo test test-shared lint docs bench bench-embed clean-sample
 
 help:
 	@echo "make demo         write the bundled sample to $(SAMPLE)/ and run the pipeline on it"
@@ -11,20 +11,25 @@ help:
 	@echo "make test-shared  run the suites that measure against ../shared (fixtures, quality)"
 	@echo "make lint         cargo fmt --check and clippy with warnings as errors"
 	@echo "make docs         regenerate schemas/, man/ and completions/ from the code"
+	@echo "make models       fetch the embedding model and ONNX Runtime (checksums pinned)"
 	@echo "make bench        throughput benchmark of crawl | convert | chunk"
+	@echo "make bench-embed  embedding throughput against Python onnxruntime"
 
 build:
 	$(CARGO) build --release --bins
 
-demo: build
+demo: models build
 	$(RELEASE)/kts-sample $(SAMPLE)
 	pipelines/demo.sh $(RELEASE) $(SAMPLE)
 
-test:
+models:
+	models/fetch
+
+test: models
 	$(CARGO) build --workspace --bins
 	$(CARGO) test --workspace
 
-test-shared:
+test-shared: models
 	$(CARGO) build --workspace --bins
 	$(CARGO) test -p kts-tests --features shared-data -- --nocapture
 
@@ -37,6 +42,9 @@ docs:
 
 bench: build
 	pipelines/bench/ingest.sh
+
+bench-embed: models build
+	pipelines/bench/embed.sh
 
 clean-sample:
 	rm -rf $(SAMPLE)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the ingest pipeline on a scope and shows what came out.
+# Runs the whole pipeline on a scope, shows what came out, and asks it a question.
 # Usage: pipelines/demo.sh BIN_DIR SCOPE
 set -euo pipefail
 bin=${1:?usage: demo.sh BIN_DIR SCOPE}
@@ -7,8 +7,9 @@ scope=${2:?usage: demo.sh BIN_DIR SCOPE}
 mkdir -p "$scope/.kts"
 out="$scope/.kts/chunks.jsonl"
 
-echo "\$ kts-crawl $scope | kts-convert | kts-chunk > $out" >&2
-"$bin/kts-crawl" "$scope" --stats | "$bin/kts-convert" --stats | "$bin/kts-chunk" --stats > "$out.tmp"
+echo "\$ kts-crawl $scope | kts-convert | kts-chunk | tee $out | kts-embed | kts-index $scope" >&2
+"$bin/kts-crawl" "$scope" --stats | "$bin/kts-convert" --stats | "$bin/kts-chunk" --stats \
+    | tee "$out.tmp" | "$bin/kts-embed" --stats | "$bin/kts-index" "$scope"
 mv "$out.tmp" "$out"
 
 python3 - "$out" <<'PY' >&2
@@ -34,3 +35,8 @@ for c in chunks:
 
 print(f"\n{len(docs)} documents, {len(chunks)} chunks: {sys.argv[1]}")
 PY
+
+question="what does the corrupt error code mean and how do I fix it?"
+echo >&2
+echo "\$ kts-query $scope \"$question\" --top-k 3 --format text" >&2
+"$bin/kts-query" "$scope" "$question" --top-k 3 --format text

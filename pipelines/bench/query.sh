@@ -34,7 +34,7 @@ if [[ -z $work ]]; then
 fi
 
 echo "== cargo build --release (kts-index, kts-query, kts-embed, bench example)" >&2
-(cd "$root" && cargo build --release --quiet -p kts-index -p kts-query -p kts-embed --example bench)
+(cd "$root" && cargo build --release --quiet -p kts-index -p kts-query -p kts-embed --bins --example bench)
 bin=$target/release
 bench=$bin/examples/bench
 
@@ -55,7 +55,7 @@ cold() {
 for n in "${sizes[@]}"; do
     dir=$work/n$n
     scope=$dir/scope
-    mkdir -p "$scope"
+    rm -rf "$scope" && mkdir -p "$scope"
     echo "== $n chunks: writing the stream" >&2
     "$bench" stream "$n" "$corpus" "$dir"
     t0=$(date +%s%N)
@@ -74,7 +74,7 @@ done
 # The embedding model's share of a cold query with the real model.
 if [[ -f $root/models/cache/all-minilm-l6-v2-int8/model.onnx ]]; then
     demo=$work/demo
-    mkdir -p "$demo"
+    rm -rf "$demo" && mkdir -p "$demo"
     printf '%s\n' '{"schema":"kts.chunk/1","chunk_id":"c","doc_id":"d","path":"a.md","index":0,"text":"reset the VPN token","start":0,"end":19}' |
         "$bin/kts-embed" --no-cache --quiet 2>/dev/null | "$bin/kts-index" "$demo" 2>/dev/null || true
     if [[ -f $demo/.kts/kts.db ]]; then

@@ -74,7 +74,7 @@ pub enum Rejects {
 }
 
 /// The tools, in pipeline order.
-pub const TOOLS: [Tool; 4] = [
+pub const TOOLS: [Tool; 7] = [
     Tool {
         name: "kts-crawl",
         command: kts_crawl::command,
@@ -88,6 +88,21 @@ pub const TOOLS: [Tool; 4] = [
     Tool {
         name: "kts-chunk",
         command: kts_chunk::command,
+        rejects: Rejects::ReportedAndForwarded,
+    },
+    Tool {
+        name: "kts-embed",
+        command: kts_embed::command,
+        rejects: Rejects::ReportedAndForwarded,
+    },
+    Tool {
+        name: "kts-index",
+        command: kts_index::command,
+        rejects: Rejects::ReportedAndForwarded,
+    },
+    Tool {
+        name: "kts-query",
+        command: kts_query::command,
         rejects: Rejects::ReportedAndForwarded,
     },
     Tool {

@@ -90,6 +90,12 @@ pub struct Args {
     #[arg(long)]
     pub reindex: bool,
 
+    /// Reuse WORK's index even when kts-chunk, kts-embed or kts-index were
+    /// rebuilt since it was made (same corpus and chunking): for measuring
+    /// query-side changes while the rest of the workspace relinks.
+    #[arg(long, conflicts_with = "reindex")]
+    pub any_build: bool,
+
     /// Passed to kts-chunk as --size (target chunk size in characters).
     #[arg(long, value_name = "CHARS")]
     pub chunk_size: Option<u32>,
@@ -205,8 +211,14 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     };
 
     let mut exit = Exit::Ok;
-    let reusable = Marker::read(&work)
-        .filter(|m| !args.reindex && m.serves(&key) && work.join(".kts").is_dir());
+    let reusable = Marker::read(&work).filter(|m| {
+        let serves = if args.any_build {
+            m.serves_any_build(&key)
+        } else {
+            m.serves(&key)
+        };
+        !args.reindex && serves && work.join(".kts").is_dir()
+    });
     let (marker, reused) = match reusable {
         Some(marker) => {
             messages.info(&format!(
@@ -274,18 +286,26 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
                 .join(format!("{}.{}.jsonl", args.split, mode.name()))
         });
         let warn = |m: &str| messages.warn(m);
-        let run = pipeline::run_queries(
-            &tools,
-            &work,
-            *mode,
-            args.top_k,
-            &args.query_arg,
-            &asked,
-            tee.as_deref(),
-            &warn,
-        )?;
+        let settings = pipeline::QuerySettings {
+            mode: *mode,
+            top_k: args.top_k,
+            extra_args: args.query_arg.clone(),
+        };
+        let run = pipeline::run_queries(&tools, &work, &settings, &asked, tee.as_deref(), &warn)?;
         if run.some_failed || run.errors > 0 {
             exit = Exit::SomeFailed;
+        }
+        let without_hits = queries
+            .iter()
+            .filter(|q| run.rankings.get(&q.id).is_none_or(Vec::is_empty))
+            .count();
+        if without_hits > 0 {
+            messages.warn(&format!(
+                "kts-query --mode {} returned no hit for {without_hits} of {} queries \
+                 (they score 0)",
+                mode.name(),
+                queries.len()
+            ));
         }
         if run.unknown_queries > 0 {
             messages.warn(&format!(

@@ -122,6 +122,14 @@ impl Marker {
         Ok(())
     }
 
+    /// Like [`Marker::serves`], whatever builds of the tools made the index.
+    pub fn serves_any_build(&self, wanted: &IndexKey) -> bool {
+        let have = &self.key;
+        have.corpus_sha256 == wanted.corpus_sha256
+            && have.chunk_args == wanted.chunk_args
+            && (!wanted.embedded || have.embedded)
+    }
+
     /// Whether the index this marker describes serves a run that needs `wanted`.
     pub fn serves(&self, wanted: &IndexKey) -> bool {
         let have = &self.key;
@@ -437,25 +445,33 @@ pub fn read_hits(
     Ok(())
 }
 
+/// How kts-query is asked.
+#[derive(Clone, Debug)]
+pub struct QuerySettings {
+    pub mode: Mode,
+    pub top_k: u32,
+    /// Extra arguments, after the others.
+    pub extra_args: Vec<String>,
+}
+
 /// Runs `kts-query WORK --batch --mode M --top-k K EXTRA_ARGS` over `queries` (id, text).
 /// With `tee`, its raw output is also written to that file.
 pub fn run_queries(
     tools: &Tools,
     work: &Path,
-    mode: Mode,
-    top_k: u32,
-    extra_args: &[String],
+    settings: &QuerySettings,
     queries: &[(String, String)],
     tee: Option<&Path>,
     warn: &dyn Fn(&str),
 ) -> anyhow::Result<Run> {
     let program = tools.path("kts-query")?;
+    let mode = settings.mode;
     let started = Instant::now();
     let mut child = Command::new(&program)
         .arg(work)
         .args(["--batch", "--mode", mode.name(), "--top-k"])
-        .arg(top_k.to_string())
-        .args(extra_args)
+        .arg(settings.top_k.to_string())
+        .args(&settings.extra_args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
@@ -557,6 +573,8 @@ mod tests {
         let mut other = key(true);
         other.tools.insert("kts-index".into(), "9".into());
         assert!(!marker(key(true)).serves(&other));
+        assert!(marker(key(true)).serves_any_build(&other));
+        assert!(!marker(key(false)).serves_any_build(&key(true)));
         let mut other = key(false);
         other.tools.insert("kts-embed".into(), "9".into());
         assert!(marker(key(false)).serves(&other), "bm25 needs no kts-embed");

@@ -177,12 +177,18 @@ fn sigkill_at_random_moments_leaves_whole_documents() {
     assert!(kts_index(&timing, &a_file).wait().unwrap().success());
     let full = started.elapsed().as_millis().max(20) as u64;
 
+    // An empty first run: from here on there is always a store to open.
+    let empty = dir.path().join("empty.jsonl");
+    std::fs::write(&empty, "").unwrap();
+    assert!(kts_index(&scope, &empty).wait().unwrap().success());
+
     let mut rng = fastrand::Rng::with_seed(42);
     let mut killed = 0;
     for round in 0..30 {
-        let stream = if rng.bool() { &a_file } else { &b_file };
+        // Alternating streams: every run has documents to update or delete.
+        let stream = if round % 2 == 0 { &b_file } else { &a_file };
         let mut child = kts_index(&scope, stream);
-        std::thread::sleep(Duration::from_millis(rng.u64(0..full * 6 / 5)));
+        std::thread::sleep(Duration::from_millis(rng.u64(0..full * 4 / 5)));
         if child.try_wait().unwrap().is_none() {
             killed += 1;
         }
@@ -191,7 +197,7 @@ fn sigkill_at_random_moments_leaves_whole_documents() {
         let docs = check_whole_or_absent(&scope, &[&a, &b]);
         eprintln!("round {round}: {docs} documents whole");
     }
-    assert!(killed >= 15, "only {killed} of 30 runs were killed mid-way");
+    assert!(killed >= 10, "only {killed} of 30 runs were killed mid-way");
     eprintln!("{killed} of 30 runs killed mid-way (full run {full} ms)");
 
     assert!(kts_index(&scope, &a_file).wait().unwrap().success());

@@ -214,8 +214,8 @@ fn bytemuck_cast(bytes: &[u8]) -> &[f32] {
 fn dot(a: &[f32], b: &[f32]) -> f32 {
     let mut acc = [0f32; 16];
     for (x, y) in a.chunks_exact(16).zip(b.chunks_exact(16)) {
-        for i in 0..16 {
-            acc[i] += x[i] * y[i];
+        for ((acc, x), y) in acc.iter_mut().zip(x).zip(y) {
+            *acc += x * y;
         }
     }
     acc.iter().sum()

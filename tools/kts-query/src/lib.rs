@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use clap::{CommandFactory, Parser, ValueEnum};
 use kts_cli::{Exit, JsonlWriter, Messages};
 use kts_record::{ErrorCode, HitRecord, Signal};
-use kts_store::{Filters, Meta, Store};
+use kts_store::{Filters, Meta, Scored, Store};
 use serde::Deserialize;
 
 pub use embedder::{ModelChoice, QueryEmbedder, mismatch};
@@ -34,8 +34,9 @@ with a precomputed \"embedding\" and its \"model\") and adds `query_id` to
 each hit; the model is loaded once.
 
 Examples:
-  kts-query docs 'how do I reset my VPN token' --format text
-  jq -c '{id: ._id, text}' queries.jsonl | kts-query docs --batch > hits.jsonl";
+  kts-crawl docs | kts-convert | kts-chunk | kts-embed | kts-index docs
+  kts-query docs 'how do I fix a corrupt file' --format text
+  echo '{\"id\": \"q1\", \"text\": \"corrupt file\"}' | kts-query docs --batch";
 
 /// Which retrievers run.
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -217,6 +218,8 @@ pub struct Searcher {
     all_chunks: bool,
     model: ModelChoice,
     embedder: Option<Box<dyn QueryEmbedder>>,
+    /// A second connection, for vector search beside BM25 in hybrid mode.
+    vector_store: Option<Store>,
 }
 
 impl Searcher {
@@ -244,6 +247,10 @@ impl Searcher {
             all_chunks: args.all_chunks,
             model,
             embedder: None,
+            vector_store: match mode {
+                Mode::Hybrid => Some(Store::open_read(&args.dir)?),
+                _ => None,
+            },
         };
         if mode != Mode::Bm25 && !args.batch {
             searcher.embedder()?;
@@ -288,25 +295,42 @@ impl Searcher {
         text: &str,
         given: Option<(Vec<f32>, Option<String>)>,
     ) -> anyhow::Result<Vec<HitRecord>> {
-        let mut lists = Vec::with_capacity(2);
-        if self.mode != Mode::Vector {
-            let bm25 = self
-                .store
-                .search_bm25(text, self.candidates, &self.filters)?;
-            lists.push(("bm25", bm25));
-        }
-        if self.mode != Mode::Bm25 {
-            let vector = self.query_vector(text, given)?;
-            let near = self
-                .store
-                .search_vector(&vector, self.candidates, &self.filters)?;
-            lists.push(("vector", near));
-        }
+        let vector = match self.mode {
+            Mode::Bm25 => None,
+            _ => Some(self.query_vector(text, given)?),
+        };
+        let lists = self.retrieve(text, vector.as_deref())?;
         let store = &self.store;
         let kept = top_k(fuse(&lists), self.top_k, self.all_chunks, |rowid| {
             store.doc_id_of(rowid)
         })?;
         self.hit_records(&kept)
+    }
+
+    /// Each retriever's candidates; in hybrid mode BM25 and vector search
+    /// run at the same time, on two connections.
+    fn retrieve(
+        &mut self,
+        text: &str,
+        vector: Option<&[f32]>,
+    ) -> anyhow::Result<Vec<(&'static str, Vec<Scored>)>> {
+        let (k, filters) = (self.candidates, &self.filters);
+        match (self.mode, vector, self.vector_store.as_mut()) {
+            (Mode::Hybrid, Some(vector), Some(vector_store)) => {
+                let store = &self.store;
+                std::thread::scope(|s| {
+                    let near = s.spawn(move || vector_store.search_vector(vector, k, filters));
+                    let bm25 = store.search_bm25(text, k, filters)?;
+                    let near = near.join().expect("vector search panicked")?;
+                    Ok(vec![("bm25", bm25), ("vector", near)])
+                })
+            }
+            (Mode::Vector, Some(vector), _) => Ok(vec![(
+                "vector",
+                self.store.search_vector(vector, k, filters)?,
+            )]),
+            _ => Ok(vec![("bm25", self.store.search_bm25(text, k, filters)?)]),
+        }
     }
 
     fn hit_records(&self, kept: &[Fused]) -> anyhow::Result<Vec<HitRecord>> {

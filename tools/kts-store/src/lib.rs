@@ -167,6 +167,13 @@ impl Store {
 
     fn check_format(&self) -> anyhow::Result<()> {
         let meta = self.meta()?;
+        if meta.format_version == 0 {
+            anyhow::bail!(
+                "no index yet at {} (its first run did not finish): run kts-index {}",
+                db_path(&self.scope).display(),
+                self.scope.display()
+            );
+        }
         if meta.format_version != FORMAT_VERSION {
             anyhow::bail!(
                 "{} has store format {}, this kts reads format {FORMAT_VERSION}: re-index with kts-index --reindex {}",

@@ -60,7 +60,16 @@ pub(crate) fn create(conn: &Connection) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The store's metadata; all defaults (format 0) when it has no tables yet.
 pub(crate) fn read_meta(conn: &Connection) -> anyhow::Result<Meta> {
+    let created: bool = conn.query_row(
+        "SELECT count(*) > 0 FROM sqlite_master WHERE name = 'meta'",
+        [],
+        |r| r.get(0),
+    )?;
+    if !created {
+        return Ok(Meta::default());
+    }
     let get = |key: &str| -> anyhow::Result<Option<String>> {
         Ok(conn
             .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))

@@ -151,3 +151,17 @@ fn a_second_writer_is_refused_while_the_first_holds_the_lock() {
     drop(first);
     Store::open_writer(dir.path(), LockWait::NoWait).unwrap();
 }
+
+#[test]
+fn readers_get_clear_messages_when_there_is_no_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let err = Store::open_read(dir.path()).err().unwrap().to_string();
+    assert!(
+        err.starts_with("no index at") && err.contains("kts-index"),
+        "{err}"
+    );
+    std::fs::create_dir(dir.path().join(".kts")).unwrap();
+    std::fs::write(dir.path().join(".kts/kts.db"), "").unwrap();
+    let err = Store::open_read(dir.path()).err().unwrap().to_string();
+    assert!(err.starts_with("no index yet at"), "{err}");
+}
