@@ -3,7 +3,7 @@ CARGO ?= cargo
 RELEASE := target/release
 SAMPLE := sample
 
-.PHONY: help models build demo test test-shared lint docs bench bench-embed clean-sample
+.PHONY: help models build demo test test-shared lint docs eval bench bench-embed clean-sample
 
 help:
 	@echo "make demo         write the bundled sample to $(SAMPLE)/ and run the pipeline on it"
@@ -12,6 +12,7 @@ help:
 	@echo "make lint         cargo fmt --check and clippy with warnings as errors"
 	@echo "make docs         regenerate schemas/, man/ and completions/ from the code"
 	@echo "make models       fetch the embedding model and ONNX Runtime (checksums pinned)"
+	@echo "make eval         retrieval quality on ../shared/eval/scifact (nDCG@10, recall@100, MRR@10)"
 	@echo "make bench        throughput benchmark of crawl | convert | chunk"
 	@echo "make bench-embed  embedding throughput against Python onnxruntime"
 
@@ -39,6 +40,9 @@ lint:
 
 docs:
 	$(CARGO) run -q -p kts-docgen
+
+eval: models build
+	$(RELEASE)/kts-eval ../shared/eval/scifact --split train
 
 bench: build
 	pipelines/bench/ingest.sh

@@ -231,3 +231,50 @@ fn a_damaged_file_is_reported_and_the_rest_is_indexed() {
         6
     );
 }
+
+#[test]
+fn once_a_scope_is_indexed_status_is_measured_against_the_index() {
+    let scope = demo_scope();
+    let dir = scope.path().display();
+    let index = pipeline(&format!(
+        "kts-crawl {dir} | kts-convert | kts-chunk | kts-index {dir}"
+    ));
+    assert!(
+        index.status.success(),
+        "{}",
+        String::from_utf8_lossy(&index.stderr)
+    );
+
+    // A crawl whose output never reaches the index (a pipeline that failed later on).
+    std::fs::write(
+        scope.path().join("new-note.md"),
+        "# New note\n\nNot indexed yet.\n",
+    )
+    .unwrap();
+    std::fs::remove_file(scope.path().join("glossary.json")).unwrap();
+    assert!(
+        pipeline(&format!("kts-crawl {dir} > /dev/null"))
+            .status
+            .success()
+    );
+
+    let output = pipeline(&format!("kts-crawl {dir} --changed-only"));
+    assert!(output.status.success());
+    let statuses: Vec<(String, String)> = records(&output)
+        .iter()
+        .map(|r| {
+            (
+                r["path"].as_str().unwrap().into(),
+                r["status"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        statuses,
+        [
+            ("new-note.md".into(), "new".into()),
+            ("glossary.json".into(), "deleted".into())
+        ],
+        "still work to do until the index has it"
+    );
+}

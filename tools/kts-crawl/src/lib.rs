@@ -1,5 +1,6 @@
 //! kts-crawl: walks a scope folder and emits one `kts.file/1` record per document.
 
+mod baseline;
 mod manifest;
 mod time;
 mod walk;
@@ -19,9 +20,10 @@ const ABOUT: &str =
 const AFTER_HELP: &str = "\
 Each supported file (md, txt, html, json, docx, pptx, pdf; format detected from
 the content) becomes one kts.file/1 line with its path relative to DIR, size,
-mtime, sha256, format and status: new, changed, unchanged or deleted against the
-manifest kept in DIR/.kts/manifest.json. Files whose size and mtime match the
-manifest are not read again. Hidden files, Office lock files (~$x.docx) and the
+mtime, sha256, format and status: new, changed, unchanged or deleted against
+what the scope's index holds (DIR/.kts/kts.db), or against the previous crawl
+when there is no index yet. Files whose size and mtime match the previous crawl
+(DIR/.kts/manifest.json) are not read again. Hidden files, Office lock files (~$x.docx) and the
 .kts folder are skipped; symbolic links are followed only within DIR.
 
 Example:
@@ -69,13 +71,14 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         .to_string();
 
     let previous = Manifest::load(&root)?;
+    let baseline = baseline::load(&root, &previous, &messages);
     let mut next = Manifest::default();
     let mut out = JsonlWriter::new();
     let mut counts = [0usize; 4];
 
     for found in walk::documents(&root, &messages) {
-        let (status, entry) = match classify(&previous, &found) {
-            Ok(Some(classified)) => classified,
+        let entry = match describe(&previous, &found) {
+            Ok(Some(entry)) => entry,
             Ok(None) => continue,
             Err(err) => {
                 let error = messages.reject_record(
@@ -87,6 +90,7 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
                 continue;
             }
         };
+        let status = baseline.status(&found.path, &entry.sha256);
         counts[status as usize] += 1;
         if !(args.changed_only && status == FileStatus::Unchanged) {
             out.write(&record(&root_text, &found.path, &entry, status))?;
@@ -94,11 +98,9 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         next.insert(found.path, entry);
     }
 
-    for (path, entry) in previous.entries() {
-        if !next.contains(path) {
-            counts[FileStatus::Deleted as usize] += 1;
-            out.write(&record(&root_text, path, entry, FileStatus::Deleted))?;
-        }
+    for (path, entry) in baseline.missing_from(&next) {
+        counts[FileStatus::Deleted as usize] += 1;
+        out.write(&record(&root_text, &path, &entry, FileStatus::Deleted))?;
     }
     out.flush()?;
 
@@ -115,25 +117,17 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     Ok(messages.exit())
 }
 
-/// The file's status against the previous crawl, and its manifest entry;
+/// The file's manifest entry: from the previous crawl when its size and
+/// modification time are unchanged (no need to read it), else read afresh.
 /// `None` when it is not a document kts handles.
-fn classify(
-    previous: &Manifest,
-    found: &walk::Found,
-) -> anyhow::Result<Option<(FileStatus, Entry)>> {
-    let old = previous.get(&found.path);
-    if let Some(old) = old.filter(|old| old.size == found.size && old.mtime_ns == found.mtime_ns) {
-        return Ok(Some((FileStatus::Unchanged, old.clone())));
+fn describe(previous: &Manifest, found: &walk::Found) -> anyhow::Result<Option<Entry>> {
+    let unchanged = previous
+        .get(&found.path)
+        .filter(|old| old.size == found.size && old.mtime_ns == found.mtime_ns);
+    match unchanged {
+        Some(old) => Ok(Some(old.clone())),
+        None => found.describe(),
     }
-    let Some(entry) = found.describe()? else {
-        return Ok(None);
-    };
-    let status = match old {
-        None => FileStatus::New,
-        Some(old) if old.sha256 == entry.sha256 => FileStatus::Unchanged,
-        Some(_) => FileStatus::Changed,
-    };
-    Ok(Some((status, entry)))
 }
 
 fn record(root: &str, path: &str, entry: &Entry, status: FileStatus) -> FileRecord {

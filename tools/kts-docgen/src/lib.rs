@@ -74,7 +74,7 @@ pub enum Rejects {
 }
 
 /// The tools, in pipeline order.
-pub const TOOLS: [Tool; 7] = [
+pub const TOOLS: [Tool; 8] = [
     Tool {
         name: "kts-crawl",
         command: kts_crawl::command,
@@ -104,6 +104,11 @@ pub const TOOLS: [Tool; 7] = [
         name: "kts-query",
         command: kts_query::command,
         rejects: Rejects::ReportedAndForwarded,
+    },
+    Tool {
+        name: "kts-eval",
+        command: kts_eval::command,
+        rejects: Rejects::Nothing,
     },
     Tool {
         name: "kts-sample",

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use kts_docgen::TOOLS;
+use kts_docgen::{Rejects, TOOLS};
 
 #[test]
 fn help_shows_a_pipeline_example_and_touches_no_files() {
@@ -26,11 +26,16 @@ fn help_shows_a_pipeline_example_and_touches_no_files() {
                 tool.name
             );
         }
+        // The pipeline's stages show the pipeline; tools beside it (kts-eval)
+        // show how they are run.
+        let shown = if tool.rejects == Rejects::Nothing {
+            tool.name
+        } else {
+            "kts-crawl "
+        };
         assert!(
-            examples(&help)
-                .iter()
-                .any(|line| line.contains("kts-crawl ")),
-            "{} --help shows no pipeline example running kts-crawl:\n{help}",
+            examples(&help).iter().any(|line| line.contains(shown)),
+            "{} --help shows no example running {shown}:\n{help}",
             tool.name
         );
         let left: Vec<_> = std::fs::read_dir(empty.path()).unwrap().collect();
@@ -75,14 +80,45 @@ fn help_examples_run() {
     );
 }
 
+/// Runs a script in a fresh folder holding what the examples name: the demo
+/// scope as `docs/` and a tiny BEIR data set as `beir/scifact/`.
 fn run_in_demo_scope(example: &str) -> Output {
     let work = tempfile::tempdir().unwrap();
     let made = run(Command::new(binary("kts-sample")).arg("docs"), work.path());
     assert!(made.status.success(), "kts-sample docs failed: {made:?}");
+    write_tiny_beir(&work.path().join("beir/scifact"));
     run(
         Command::new("bash").args(["-o", "pipefail", "-c", example]),
         work.path(),
     )
+}
+
+fn write_tiny_beir(dir: &Path) {
+    std::fs::create_dir_all(dir.join("qrels")).unwrap();
+    let corpus = [
+        (
+            "d1",
+            "Vitamin D",
+            "Vitamin D deficiency is common in winter.",
+        ),
+        ("d2", "Sleep", "Short sleep raises the risk of obesity."),
+        ("d3", "Exercise", "Regular exercise lowers blood pressure."),
+    ];
+    let lines: Vec<String> = corpus
+        .iter()
+        .map(|(id, title, text)| {
+            format!(r#"{{"_id": "{id}", "title": "{title}", "text": "{text}"}}"#)
+        })
+        .collect();
+    std::fs::write(dir.join("corpus.jsonl"), lines.join("\n")).unwrap();
+    let queries = r#"{"_id": "q1", "text": "vitamin D in winter"}
+{"_id": "q2", "text": "exercise and blood pressure"}"#;
+    std::fs::write(dir.join("queries.jsonl"), queries).unwrap();
+    std::fs::write(
+        dir.join("qrels/test.tsv"),
+        "query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td3\t1\n",
+    )
+    .unwrap();
 }
 
 /// The lines of the `Example:` paragraph of a help text.

@@ -42,8 +42,9 @@ stream) and WORK/runs/SPLIT.MODE.jsonl (kts-query's output).
 The report is one JSON object on stdout (or in --json FILE); a table of it
 goes to stderr.
 
-Example:
-  kts-eval ~/beir/scifact --split test --modes bm25,hybrid | jq .modes";
+Examples:
+  kts-eval beir/scifact --split test --modes bm25 --json report.json
+  kts-eval beir/scifact --split test --modes bm25,hybrid | jq .modes";
 
 #[derive(Parser, Debug)]
 #[command(name = "kts-eval", version, about = ABOUT, after_help = AFTER_HELP)]

@@ -59,6 +59,14 @@ pub struct Meta {
     pub updated: String,
 }
 
+/// A stored document's source, as [`Store::indexed_sources`] lists it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IndexedSource {
+    pub path: String,
+    pub source_sha256: Option<String>,
+    pub format: Option<String>,
+}
+
 /// An open scope store: a reader, or the scope's one writer.
 pub struct Store {
     conn: Connection,
@@ -151,6 +159,22 @@ impl Store {
     /// Whether the store holds any embeddings.
     pub fn has_vectors(&self) -> anyhow::Result<bool> {
         schema::has_vector_table(&self.conn)
+    }
+
+    /// Every stored document's path with its `source_sha256` and format: what
+    /// the index holds, for telling which files need work.
+    pub fn indexed_sources(&self) -> anyhow::Result<Vec<IndexedSource>> {
+        let mut statement = self
+            .conn
+            .prepare("SELECT path, source_sha256, format FROM documents")?;
+        let rows = statement.query_map([], |r| {
+            Ok(IndexedSource {
+                path: r.get(0)?,
+                source_sha256: r.get(1)?,
+                format: r.get(2)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
     }
 
     /// The stored `source_sha256` of a document, if the document is stored.
