@@ -2,7 +2,7 @@ complete -c kts-query -l mode -r -f -a "bm25\t''
 vector\t''
 hybrid\t''"
 complete -c kts-query -l top-k -d 'Number of results' -r
-complete -c kts-query -l candidates -d 'Results each retriever contributes before fusion' -r
+complete -c kts-query -l candidates -d 'Chunks each retriever contributes before fusion; at least 4 × --top-k, so that enough distinct documents remain after one chunk per document' -r
 complete -c kts-query -l doc-type -d 'Only documents of this type (POLICY, SOP, GUIDE, ...)' -r
 complete -c kts-query -l format -r -f -a "jsonl\t'kts.hit/1 records, one per line'
 text\t'Rank, score, citation and a snippet, for humans'"

@@ -38,6 +38,10 @@ Examples:
   kts-query docs 'how do I fix a corrupt file' --format text
   echo '{\"id\": \"q1\", \"text\": \"corrupt file\"}' | kts-query docs --batch";
 
+/// Documents have several chunks: fetching this many chunks per wanted
+/// result leaves enough distinct documents after deduplication.
+const CHUNKS_PER_RESULT: usize = 4;
+
 /// Which retrievers run.
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
@@ -77,7 +81,8 @@ pub struct Args {
     #[arg(long, value_name = "N", default_value_t = 10)]
     pub top_k: usize,
 
-    /// Results each retriever contributes before fusion.
+    /// Chunks each retriever contributes before fusion; at least 4 × --top-k,
+    /// so that enough distinct documents remain after one chunk per document.
     #[arg(long, value_name = "N", default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub candidates: u32,
 
@@ -242,7 +247,7 @@ impl Searcher {
             filters: Filters {
                 doc_type: args.doc_type.as_ref().map(|t| t.to_uppercase()),
             },
-            candidates: args.candidates as usize,
+            candidates: (args.candidates as usize).max(args.top_k * CHUNKS_PER_RESULT),
             top_k: args.top_k,
             all_chunks: args.all_chunks,
             model,
