@@ -4,7 +4,7 @@ mod blocks;
 mod splitter;
 
 use clap::{CommandFactory, Parser};
-use kts_cli::{Exit, Incoming, JsonlReader, JsonlWriter, Messages};
+use kts_cli::{Exit, Incoming, JsonlReader, JsonlWriter};
 use kts_record::{ChunkRecord, DocRecord, ErrorCode};
 
 pub use splitter::{Chunk, ChunkSettings, split};
@@ -45,13 +45,8 @@ pub struct Args {
     #[arg(long)]
     pub chunks_only: bool,
 
-    /// Print a one-line summary on stderr at the end.
-    #[arg(long)]
-    pub stats: bool,
-
-    /// Do not print per-record errors (the exit status still tells).
-    #[arg(long, short)]
-    pub quiet: bool,
+    #[command(flatten)]
+    pub reporting: kts_cli::Reporting,
 }
 
 /// The clap definition, for man pages and completions.
@@ -60,7 +55,7 @@ pub fn command() -> clap::Command {
 }
 
 pub fn run(args: Args) -> anyhow::Result<Exit> {
-    let messages = Messages::new("kts-chunk").quiet(args.quiet);
+    let messages = args.reporting.messages("kts-chunk");
     let settings = ChunkSettings {
         size: args.size as usize,
         overlap: (args.overlap as usize).min(args.size as usize / 2),
@@ -105,7 +100,7 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         }
     }
     out.flush()?;
-    if args.stats {
+    if args.reporting.stats {
         messages.info(&format!(
             "{documents} documents, {chunks} chunks, {} rejected",
             messages.failures()

@@ -14,6 +14,25 @@ pub use messages::Messages;
 pub use output::JsonlWriter;
 pub use progress::progress_bar;
 
+/// The reporting flags of every stream tool, flattened into its clap `Args`.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct Reporting {
+    /// Print a one-line summary on stderr at the end.
+    #[arg(long)]
+    pub stats: bool,
+
+    /// Do not print per-record errors and warnings (the exit status still tells).
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+impl Reporting {
+    /// The tool's messages, quiet or not as the flags say.
+    pub fn messages(&self, tool: &'static str) -> Messages {
+        Messages::new(tool).quiet(self.quiet)
+    }
+}
+
 /// The documented exit statuses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Exit {

@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{CommandFactory, Parser};
-use kts_cli::{Exit, Incoming, JsonlReader, JsonlWriter, Messages};
+use kts_cli::{Exit, Incoming, JsonlReader, JsonlWriter};
 
 const ABOUT: &str =
     "Convert documents (md, txt, html, json, docx, pptx, pdf) to Markdown kts.doc/1 records";
@@ -66,13 +66,8 @@ pub struct Args {
     #[arg(long)]
     pub fail_fast: bool,
 
-    /// Print a one-line summary on stderr at the end.
-    #[arg(long)]
-    pub stats: bool,
-
-    /// Do not print per-document errors (the exit status still tells).
-    #[arg(long, short)]
-    pub quiet: bool,
+    #[command(flatten)]
+    pub reporting: kts_cli::Reporting,
 }
 
 /// The clap definition, for man pages and completions.
@@ -90,7 +85,7 @@ pub(crate) struct Settings {
 }
 
 pub fn run(args: Args) -> anyhow::Result<Exit> {
-    let messages = Messages::new("kts-convert").quiet(args.quiet);
+    let messages = args.reporting.messages("kts-convert");
     let settings = Settings {
         default_root: args.root.clone(),
         limits: formats::Limits {
@@ -143,7 +138,7 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     job::run_in_order(JsonlReader::stdin(), threads, &settings, &mut emit)?;
     progress.finish_and_clear();
     out.flush()?;
-    if args.stats {
+    if args.reporting.stats {
         messages.info(&format!(
             "{converted} converted, {} failed",
             messages.failures()

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::{CommandFactory, Parser};
-use kts_cli::{Exit, JsonlWriter, Messages};
+use kts_cli::{Exit, JsonlWriter};
 use kts_record::{FileRecord, FileStatus, schema_id};
 
 use manifest::{Entry, Manifest};
@@ -44,13 +44,8 @@ pub struct Args {
     #[arg(long)]
     pub dry_run: bool,
 
-    /// Print a one-line summary on stderr at the end.
-    #[arg(long)]
-    pub stats: bool,
-
-    /// Do not print warnings about skipped files.
-    #[arg(long, short)]
-    pub quiet: bool,
+    #[command(flatten)]
+    pub reporting: kts_cli::Reporting,
 }
 
 /// The clap definition, for man pages and completions.
@@ -59,7 +54,7 @@ pub fn command() -> clap::Command {
 }
 
 pub fn run(args: Args) -> anyhow::Result<Exit> {
-    let messages = Messages::new("kts-crawl").quiet(args.quiet);
+    let messages = args.reporting.messages("kts-crawl");
     let root = args
         .dir
         .canonicalize()
@@ -107,7 +102,7 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     if !args.dry_run {
         next.save(&root)?;
     }
-    if args.stats {
+    if args.reporting.stats {
         let [new, changed, unchanged, deleted] = counts;
         messages.info(&format!(
             "{new} new, {changed} changed, {unchanged} unchanged, {deleted} deleted, {} unreadable",

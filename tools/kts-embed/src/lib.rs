@@ -70,13 +70,8 @@ pub struct Args {
     #[arg(long, value_name = "TEXT")]
     pub query: Option<String>,
 
-    /// Print a one-line summary on stderr at the end.
-    #[arg(long)]
-    pub stats: bool,
-
-    /// Do not print per-record errors and warnings (the exit status still tells).
-    #[arg(long, short)]
-    pub quiet: bool,
+    #[command(flatten)]
+    pub reporting: kts_cli::Reporting,
 }
 
 /// The clap definition, for man pages and completions.
@@ -85,7 +80,7 @@ pub fn command() -> clap::Command {
 }
 
 pub fn run(args: Args) -> anyhow::Result<Exit> {
-    let messages = Messages::new("kts-embed").quiet(args.quiet);
+    let messages = args.reporting.messages("kts-embed");
     let models_dir = match &args.models {
         Some(dir) => dir.clone(),
         None => default_models_dir().context(
@@ -130,7 +125,7 @@ fn embed_stream(embedder: Embedder, args: &Args, messages: &Messages) -> anyhow:
     let started = Instant::now();
     let mut stream = stream::Stream::new(embedder, usize::from(args.batch), choice, messages)?;
     stream.run(JsonlReader::stdin())?;
-    if args.stats {
+    if args.reporting.stats {
         messages.info(&summary(
             &stream.counts,
             stream.embedder().stats(),
