@@ -142,6 +142,31 @@ impl ToolOutput {
     }
 }
 
+/// Runs a JSON Lines tool on `stdin` and parses every line it writes.
+/// Panics if the tool runs past five minutes or writes a line that is not JSON.
+pub fn run_jsonl(
+    program: &Path,
+    args: &[&str],
+    stdin: &[u8],
+) -> (std::process::Output, Vec<serde_json::Value>) {
+    let run = run_tool(program, args, stdin, Duration::from_secs(300));
+    let status = run
+        .status
+        .unwrap_or_else(|| panic!("{} ran past its time limit", program.display()));
+    let records = String::from_utf8_lossy(&run.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}")))
+        .collect();
+    (
+        std::process::Output {
+            status,
+            stdout: run.stdout,
+            stderr: run.stderr,
+        },
+        records,
+    )
+}
+
 /// Runs `program args` with `stdin` as its input, the environment cleared
 /// except PATH, HOME and LANG, and kills it after `limit`.
 pub fn run_tool(program: &Path, args: &[&str], stdin: &[u8], limit: Duration) -> ToolOutput {

@@ -1,31 +1,16 @@
 //! kts-chunk, run as a user runs it.
 
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+use std::path::Path;
+use std::process::{Command, Output};
 
 use serde_json::{Value, json};
 
 fn chunk(input: &str, flags: &[&str]) -> (Output, Vec<Value>) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kts-chunk"))
-        .args(flags)
-        .env_clear()
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    let output = child.wait_with_output().unwrap();
-    let records = String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    (output, records)
+    kts_tests::run_jsonl(
+        Path::new(env!("CARGO_BIN_EXE_kts-chunk")),
+        flags,
+        input.as_bytes(),
+    )
 }
 
 #[test]

@@ -1,8 +1,7 @@
 //! kts-convert, run as a user runs it, on documents the tests write themselves.
 
-use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 use kts_sample::{ALL_FORMATS, Format, Outline, damage, render, tiny_png};
 use serde_json::{Value, json};
@@ -38,21 +37,7 @@ fn file_record(root: &Path, path: &str) -> Value {
 }
 
 fn run_convert(input: &[u8], flags: &[&str]) -> (Output, Vec<Value>) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kts-convert"))
-        .args(flags)
-        .env_clear()
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(input).unwrap();
-    let output = child.wait_with_output().unwrap();
-    let records = String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .map(|line| serde_json::from_str(line).expect("every output line is JSON"))
-        .collect();
-    (output, records)
+    kts_tests::run_jsonl(Path::new(env!("CARGO_BIN_EXE_kts-convert")), flags, input)
 }
 
 fn convert(input: &[Value], flags: &[&str]) -> (Output, Vec<Value>) {

@@ -1,9 +1,8 @@
 //! kts-embed, run as a user runs it, on the real model (run models/fetch first:
 //! without the model these tests fail and say so).
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 use serde_json::{Value, json};
 
@@ -20,27 +19,12 @@ fn models_dir() -> PathBuf {
 }
 
 fn embed(input: &str, flags: &[&str]) -> (Output, Vec<Value>) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kts-embed"))
-        .args(["--threads", "1"])
-        .args(flags)
-        .env_clear()
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    let output = child.wait_with_output().unwrap();
-    let records = String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    (output, records)
+    let args: Vec<&str> = ["--threads", "1"].iter().chain(flags).copied().collect();
+    kts_tests::run_jsonl(
+        Path::new(env!("CARGO_BIN_EXE_kts-embed")),
+        &args,
+        input.as_bytes(),
+    )
 }
 
 fn stderr(output: &Output) -> String {

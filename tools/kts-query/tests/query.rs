@@ -1,9 +1,8 @@
 //! kts-query, run as a user runs it, on a small scope indexed by the real
 //! chunker, embedder (the project's model: run models/fetch first) and indexer.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 use std::sync::OnceLock;
 
 use kts_record::DocRecord;
@@ -171,29 +170,15 @@ fn scope() -> &'static Path {
 }
 
 fn query(scope: &Path, args: &[&str], stdin: &str) -> (Output, Vec<Value>) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kts-query"))
-        .arg(scope)
-        .args(args)
-        .arg("--models")
-        .arg(models_dir())
-        .env_clear()
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    let output = child.wait_with_output().unwrap();
-    let records = String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    (output, records)
+    let (scope, models) = (scope.to_str().unwrap(), models_dir());
+    let mut all = vec![scope];
+    all.extend_from_slice(args);
+    all.extend(["--models", models.to_str().unwrap()]);
+    kts_tests::run_jsonl(
+        Path::new(env!("CARGO_BIN_EXE_kts-query")),
+        &all,
+        stdin.as_bytes(),
+    )
 }
 
 fn ok(scope: &Path, args: &[&str], stdin: &str) -> Vec<Value> {
