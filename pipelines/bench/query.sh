@@ -1,17 +1,22 @@
 #!/usr/bin/env bash
-# Query benchmark: hybrid retrieval latency of kts-query at 10k and 100k chunks.
+# Query benchmark: hybrid retrieval latency of kts-query at 10k, 100k and 400k chunks.
 #
-#   pipelines/bench/query.sh [N...]     # default: 10000 100000
+#   pipelines/bench/query.sh [N...]     # default: 10000 100000 400000
+#   pipelines/bench/query.sh 1000000    # the 1M-vector figures (~7 GB of disk)
 #
 # For each N, builds a scope of N chunks of real text (paragraphs of
 # shared/corpora, 10 chunks per document) with random unit vectors (384 dims,
 # model id bench-random-384) and 200 question-like queries with their own
-# random vectors, indexes it with kts-index (release build), then measures:
+# random vectors, indexes it (up to 100k chunks: a JSONL stream through
+# kts-index; above: written through kts-store directly, as the JSONL would
+# take gigabytes), then measures:
 #   - in-process: each query of one `kts-query --batch`-style loop
 #     (the `bench` example runs kts-query's Searcher), hybrid, bm25 and vector;
 #   - cold: one `kts-query DIR --batch` process per query (50 queries), hybrid;
+#   - vector top-10 through kts-store: from vectors.bin and from sqlite-vec
+#     (the fallback), with recall@10 against an exact f32 scan;
 #   - the floor: a plain scan of the same vectors memory-mapped from an f32
-#     file, top 10 — what vector search costs at memory bandwidth.
+#     file, top 10 — what an exact f32 search costs at memory bandwidth.
 # Query embeddings are given, so the embedding model is not part of these
 # figures (its load and one query embedding are timed once on the side).
 # Prints p50/p95 per figure, with `uptime` (the machine is shared).
@@ -23,7 +28,7 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 shared=${KTS_SHARED_DIR:-$root/../shared}
 target=${CARGO_TARGET_DIR:-$root/target}
-if (($# > 0)); then sizes=("$@"); else sizes=(10000 100000); fi
+if (($# > 0)); then sizes=("$@"); else sizes=(10000 100000 400000); fi
 corpus=$shared/corpora
 [[ -d $corpus ]] || { echo "query-bench: $corpus is missing (set KTS_SHARED_DIR)" >&2; exit 2; }
 
@@ -56,19 +61,28 @@ for n in "${sizes[@]}"; do
     dir=$work/n$n
     scope=$dir/scope
     rm -rf "$scope" && mkdir -p "$scope"
-    echo "== $n chunks: writing the stream" >&2
-    "$bench" stream "$n" "$corpus" "$dir"
-    t0=$(date +%s%N)
-    "$bin/kts-index" "$scope" <"$dir/stream.jsonl"
-    t1=$(date +%s%N)
     echo
     echo "## $n chunks ($(uptime | sed 's/.*load/load/'))"
-    echo "index: $(((t1 - t0) / 1000000)) ms for $n chunks, store $(du -sh "$scope/.kts" | cut -f1)"
+    if ((n <= 100000)); then
+        echo "== $n chunks: writing the stream" >&2
+        "$bench" stream "$n" "$corpus" "$dir"
+        t0=$(date +%s%N)
+        "$bin/kts-index" "$scope" <"$dir/stream.jsonl"
+        t1=$(date +%s%N)
+        rm "$dir/stream.jsonl"
+        echo "index: $(((t1 - t0) / 1000000)) ms for $n chunks"
+    else
+        echo "== $n chunks: writing the store" >&2
+        "$bench" build "$n" "$corpus" "$dir"
+    fi
+    echo "store: $(du -sh "$scope/.kts/kts.db" | cut -f1) kts.db, $(du -sh "$scope/.kts/vectors.bin" | cut -f1) vectors.bin"
     for mode in hybrid bm25 vector; do
         "$bench" query "$scope" "$dir/queries.jsonl" --mode "$mode"
     done
     cold "$scope" "$dir/queries.jsonl" 50
+    "$bench" recall "$scope" "$dir/queries.jsonl"
     "$bench" floor "$dir/vectors.f32" "$dir/queries.jsonl"
+    rm -rf "$dir"
 done
 
 # The embedding model's share of a cold query with the real model.

@@ -128,6 +128,7 @@ pub fn chunk_records(doc: &DocRecord, settings: &ChunkSettings) -> Vec<ChunkReco
             slide: chunk.slide,
             embedding: None,
             model: None,
+            model_sha256: None,
         })
         .collect()
 }

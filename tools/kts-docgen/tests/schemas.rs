@@ -62,6 +62,9 @@ fn chunk_schema() {
         slide: None,
         embedding: Some(vec![0.6, 0.8]),
         model: Some("all-minilm-l6-v2-int8".into()),
+        model_sha256: Some(
+            "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6".into(),
+        ),
     });
 }
 

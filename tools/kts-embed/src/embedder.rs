@@ -50,7 +50,10 @@ pub struct EmbedderStats {
 pub struct Embedder {
     manifest: Manifest,
     tokenizer: Tokenizer,
-    session: Session,
+    /// Made at the first model run: a stream served from the cache never
+    /// loads ONNX Runtime (hundreds of MB).
+    session: Option<Session>,
+    threads: usize,
     batch: usize,
     stats: EmbedderStats,
 }
@@ -67,22 +70,35 @@ impl Embedder {
         Self::from_manifest(Manifest::load_file(path)?, threads)
     }
 
+    /// Reads the tokenizer and checks the model file is there; the model
+    /// itself is loaded when first needed.
     pub fn from_manifest(manifest: Manifest, threads: usize) -> anyhow::Result<Embedder> {
-        let model_path = manifest.file(&manifest.model)?;
+        manifest.file(&manifest.model)?;
         let tokenizer = load_tokenizer(&manifest.file(&manifest.tokenizer)?, manifest.max_tokens)?;
-        let environment = environment(&manifest.models_dir)?;
-        let builder = ort_err(Session::builder(&environment))?;
-        let mut builder = ort_err(builder.with_intra_threads(threads.max(1)))?;
-        let session = ort_err(builder.commit_from_file(&model_path))
-            .with_context(|| format!("loading {}", model_path.display()))?;
-        check_tensor_names(&manifest, &session)?;
         Ok(Embedder {
             manifest,
             tokenizer,
-            session,
+            session: None,
+            threads: threads.max(1),
             batch: 1,
             stats: EmbedderStats::default(),
         })
+    }
+
+    /// Loads the ONNX model unless it is loaded.
+    fn load_session(&mut self) -> anyhow::Result<()> {
+        if self.session.is_some() {
+            return Ok(());
+        }
+        let model_path = self.manifest.file(&self.manifest.model)?;
+        let environment = environment(&self.manifest.models_dir)?;
+        let builder = ort_err(Session::builder(&environment))?;
+        let mut builder = ort_err(builder.with_intra_threads(self.threads))?;
+        let session = ort_err(builder.commit_from_file(&model_path))
+            .with_context(|| format!("loading {}", model_path.display()))?;
+        check_tensor_names(&self.manifest, &session)?;
+        self.session = Some(session);
+        Ok(())
     }
 
     /// Texts per model run in [`Embedder::embed`] (default 1). With more than
@@ -156,6 +172,8 @@ impl Embedder {
 
     /// One model run over a batch, padded to its longest input.
     fn run(&mut self, batch: &[&Encoding]) -> anyhow::Result<Vec<Vec<f32>>> {
+        self.load_session()?;
+        let session = self.session.as_mut().expect("loaded above");
         let input = BatchInput::new(batch);
         let names = &self.manifest.inputs;
         let mut inputs: Vec<(Cow<'_, str>, SessionInputValue<'_>)> = vec![
@@ -168,7 +186,7 @@ impl Embedder {
         if let Some(name) = &names.token_type_ids {
             inputs.push((name.as_str().into(), input.tensor(&input.type_ids)?));
         }
-        let outputs = ort_err(self.session.run(inputs))?;
+        let outputs = ort_err(session.run(inputs))?;
         let output = outputs
             .get(&self.manifest.output)
             .with_context(|| format!("the model has no output {:?}", self.manifest.output))?;

@@ -101,11 +101,12 @@ fn default_threads() -> usize {
     std::thread::available_parallelism().map_or(1, usize::from)
 }
 
-/// `--query`: one JSON line `{"model", "dims", "text", "embedding"}`.
+/// `--query`: one JSON line `{"model", "model_sha256", "dims", "text", "embedding"}`.
 fn print_query(mut embedder: Embedder, query: &str) -> anyhow::Result<Exit> {
     let vector = embedder.embed_query(query)?;
     let line = serde_json::json!({
         "model": embedder.model_id(),
+        "model_sha256": embedder.manifest().model_sha256(),
         "dims": embedder.dims(),
         "text": query,
         "embedding": json_vector(&vector),

@@ -164,6 +164,7 @@ impl<'a> Stream<'a> {
         if let Some(object) = value.as_object_mut() {
             object.remove("embedding");
             object.remove("model");
+            object.remove("model_sha256");
         }
         self.queue.push(Queued::Chunk(value, key));
     }
@@ -175,7 +176,10 @@ impl<'a> Stream<'a> {
             .get("embedding")
             .and_then(Value::as_array)
             .map(Vec::len);
-        model == Some(self.embedder.model_id()) && dims == Some(self.embedder.dims())
+        let sha256 = value.get("model_sha256").and_then(Value::as_str);
+        model == Some(self.embedder.model_id())
+            && dims == Some(self.embedder.dims())
+            && sha256.is_none_or(|s| s == self.embedder.manifest().model_sha256())
     }
 
     /// Writes out what can be written: everything when no chunk waits for the
@@ -203,6 +207,7 @@ impl<'a> Stream<'a> {
 
     fn write_queue(&mut self) -> anyhow::Result<()> {
         let model = self.embedder.model_id().to_string();
+        let sha256 = self.embedder.manifest().model_sha256().to_string();
         let queue = std::mem::take(&mut self.queue);
         let wrote = !queue.is_empty();
         for item in queue {
@@ -213,6 +218,9 @@ impl<'a> Stream<'a> {
                     if let (Some(object), Some(vector)) = (value.as_object_mut(), vector) {
                         object.insert("embedding".into(), vector);
                         object.insert("model".into(), Value::String(model.clone()));
+                        if !sha256.is_empty() {
+                            object.insert("model_sha256".into(), Value::String(sha256.clone()));
+                        }
                     }
                     self.out.write(&value)?;
                     self.bar.inc(1);

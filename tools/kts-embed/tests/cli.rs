@@ -48,6 +48,8 @@ fn lines(records: &[Value]) -> String {
 
 fn assert_embedded(record: &Value) {
     assert_eq!(record["model"], MODEL, "{record}");
+    let manifest = kts_embed::Manifest::load(&models_dir(), MODEL).unwrap();
+    assert_eq!(record["model_sha256"], manifest.model_sha256(), "{record}");
     let vector = record["embedding"].as_array().expect("an embedding");
     assert_eq!(vector.len(), 384);
     let norm: f64 = vector.iter().map(|x| x.as_f64().unwrap().powi(2)).sum();
@@ -246,4 +248,53 @@ fn missing_model_files_are_a_fatal_error_saying_to_run_fetch() {
     let message = stderr(&output);
     assert!(message.contains("model.onnx is missing"), "{message}");
     assert!(message.contains("models/fetch"), "{message}");
+}
+
+#[test]
+fn a_stream_served_from_the_cache_does_not_load_the_model() {
+    // A models folder with the model and tokenizer but no ONNX Runtime library.
+    let models = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        models_dir().join(format!("{MODEL}.json")),
+        models.path().join(format!("{MODEL}.json")),
+    )
+    .unwrap();
+    std::fs::copy(
+        models_dir().join("onnxruntime.json"),
+        models.path().join("onnxruntime.json"),
+    )
+    .unwrap();
+    std::fs::create_dir(models.path().join("cache")).unwrap();
+    std::os::unix::fs::symlink(
+        models_dir()
+            .join("cache")
+            .join(MODEL)
+            .canonicalize()
+            .unwrap(),
+        models.path().join("cache").join(MODEL),
+    )
+    .unwrap();
+    let scope = tempfile::tempdir().unwrap();
+    let input = lines(&[
+        doc(scope.path(), "d"),
+        chunk("d", 0, "Cached once, reused."),
+    ]);
+    let full = models_dir();
+    let (first, first_records) = embed(&input, &["--models", full.to_str().unwrap()]);
+    assert!(first.status.success(), "{}", stderr(&first));
+
+    let no_runtime = ["--models", models.path().to_str().unwrap(), "--stats"];
+    let (cached, records) = embed(&input, &no_runtime);
+    assert!(cached.status.success(), "{}", stderr(&cached));
+    assert_eq!(records, first_records);
+    assert_eq!(stat(&cached, "from cache"), 1);
+
+    let new_text = lines(&[doc(scope.path(), "d"), chunk("d", 1, "Never seen before.")]);
+    let (uncached, _) = embed(&new_text, &no_runtime);
+    assert_eq!(uncached.status.code(), Some(2), "{}", stderr(&uncached));
+    assert!(
+        stderr(&uncached).contains("onnxruntime"),
+        "{}",
+        stderr(&uncached)
+    );
 }

@@ -22,6 +22,9 @@ version, deleted ones are removed. Chunks whose kts.doc/1 never came are
 indexed under a minimal document. Chunks without embeddings are indexed for
 keyword search only. Writes are committed in batches; a document is always
 whole or absent, and a killed run leaves the last batch committed.
+At the end it rewrites DIR/.kts/vectors.bin, the embeddings laid out for
+fast search, when they changed (kts-query falls back to slower search in
+SQLite while that file is stale, e.g. after a killed run).
 One writer per scope: a second one waits (or fails with --no-wait).
 An index built with one embedding model refuses another (exit 2): re-index
 with --reindex. Prints a summary on stderr; stdout stays empty.
@@ -197,6 +200,7 @@ impl<'a> Indexer<'a> {
     fn finish(mut self) -> anyhow::Result<Summary> {
         self.flush_pending()?;
         self.store.commit()?;
+        self.store.refresh_vector_file()?;
         Ok(self.summary)
     }
 
@@ -385,5 +389,6 @@ fn chunk_row(chunk: ChunkRecord) -> ChunkRow {
         slide: chunk.slide,
         embedding: chunk.embedding,
         model: chunk.model,
+        model_sha256: chunk.model_sha256,
     }
 }

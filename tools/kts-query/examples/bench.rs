@@ -6,6 +6,12 @@
 //!   bench query SCOPE QUERIES [kts-query flags]
 //!                               times each query in one process (p50/p95)
 //!   bench floor VECTORS QUERIES a plain scan of the memory-mapped vectors, top 10
+//!   bench build N CORPUS OUT [--no-vectors]
+//!                               like `stream`, but writes the scope OUT/scope through
+//!                               kts-store directly (for sizes whose JSONL would not fit)
+//!   bench recall SCOPE [QUERIES] vector top-10 from vectors.bin and from sqlite-vec,
+//!                               timed, with recall@10 against an exact f32 scan; the
+//!                               queries are QUERIES' embeddings, else 200 stored vectors
 //!
 //! Vectors are random, so figures are about speed, not quality.
 
@@ -29,8 +35,18 @@ fn main() -> anyhow::Result<()> {
         }
         Some("query") if args.len() >= 3 => query(&args[1], Path::new(&args[2]), &args[3..]),
         Some("floor") if args.len() == 3 => floor(Path::new(&args[1]), Path::new(&args[2])),
+        Some("build") if args.len() == 4 || args.len() == 5 => build(
+            args[1].parse()?,
+            Path::new(&args[2]),
+            Path::new(&args[3]),
+            args.get(4).is_none_or(|flag| flag != "--no-vectors"),
+        ),
+        Some("recall") if args.len() == 2 || args.len() == 3 => {
+            recall(Path::new(&args[1]), args.get(2).map(Path::new))
+        }
         _ => anyhow::bail!(
-            "usage: bench stream N CORPUS OUT | query SCOPE QUERIES [FLAGS] | floor VECTORS QUERIES"
+            "usage: bench stream N CORPUS OUT | query SCOPE QUERIES [FLAGS] | floor VECTORS QUERIES \
+             | build N CORPUS OUT [--no-vectors] | recall SCOPE [QUERIES]"
         ),
     }
 }
@@ -112,12 +128,149 @@ fn stream(n: usize, corpus: &Path, out: &Path) -> anyhow::Result<()> {
             "start": 0, "end": text.chars().count(), "embedding": embedding, "model": MODEL});
         writeln!(jsonl, "{chunk}")?;
     }
+    write_queries(&mut rng, &paragraphs, n, out)
+}
+
+/// OUT/queries.jsonl: questions from the first `n` paragraphs, with random vectors.
+fn write_queries(
+    rng: &mut fastrand::Rng,
+    paragraphs: &[String],
+    n: usize,
+    out: &Path,
+) -> anyhow::Result<()> {
     let mut queries = BufWriter::new(std::fs::File::create(out.join("queries.jsonl"))?);
     for q in 0..QUERIES {
         let paragraph = &paragraphs[rng.usize(0..paragraphs.len().min(n))];
-        let line = json!({"id": format!("q{q}"), "text": question(&mut rng, paragraph),
-            "embedding": unit_vector(&mut rng), "model": MODEL});
+        let line = json!({"id": format!("q{q}"), "text": question(rng, paragraph),
+            "embedding": unit_vector(rng), "model": MODEL});
         writeln!(queries, "{line}")?;
+    }
+    Ok(())
+}
+
+/// The same content as `stream`, written to OUT/scope through kts-store.
+fn build(n: usize, corpus: &Path, out: &Path, vectors: bool) -> anyhow::Result<()> {
+    let paragraphs = paragraphs(corpus)?;
+    anyhow::ensure!(!paragraphs.is_empty(), "no text in {}", corpus.display());
+    let scope = out.join("scope");
+    std::fs::create_dir_all(&scope)?;
+    let mut rng = fastrand::Rng::with_seed(7);
+    let mut raw = BufWriter::new(std::fs::File::create(out.join("vectors.f32"))?);
+    let mut store = kts_store::Store::open_writer(&scope, kts_store::LockWait::NoWait)?;
+    let started = Instant::now();
+    store.begin()?;
+    for doc in 0..n.div_ceil(CHUNKS_PER_DOC) {
+        let doc_id = format!("{doc:016x}");
+        let row = kts_store::DocumentRow {
+            doc_id: doc_id.clone(),
+            path: format!("doc{doc:06}.md"),
+            title: format!("Document {doc}"),
+            doc_type: ["GUIDE", "POLICY", "REFERENCE"][doc % 3].into(),
+            ..Default::default()
+        };
+        let mut chunks = Vec::new();
+        for c in 0..CHUNKS_PER_DOC.min(n - doc * CHUNKS_PER_DOC) {
+            let text = paragraphs[(doc * CHUNKS_PER_DOC + c) % paragraphs.len()].clone();
+            let embedding = vectors.then(|| unit_vector(&mut rng));
+            for x in embedding.iter().flatten() {
+                raw.write_all(&x.to_le_bytes())?;
+            }
+            chunks.push(kts_store::ChunkRow {
+                chunk_id: format!("{doc_id}-{c}"),
+                index: c,
+                end: text.chars().count(),
+                text,
+                model: vectors.then(|| MODEL.to_string()),
+                embedding,
+                ..Default::default()
+            });
+        }
+        store.apply(&row, &chunks)?;
+        if doc % 1000 == 999 {
+            store.commit()?;
+            store.begin()?;
+        }
+    }
+    store.commit()?;
+    let stored = started.elapsed();
+    store.refresh_vector_file()?;
+    println!(
+        "build: {n} chunks stored in {:.1} s, vectors.bin written in {:.1} s",
+        stored.as_secs_f64(),
+        (started.elapsed() - stored).as_secs_f64()
+    );
+    write_queries(&mut rng, &paragraphs, n, out)
+}
+
+/// Vector top-10 through kts-store (vectors.bin, then sqlite-vec with the
+/// file moved aside), timed, and its recall against an exact f32 scan.
+fn recall(scope: &Path, queries: Option<&Path>) -> anyhow::Result<()> {
+    let store = kts_store::Store::open_read(scope)?;
+    let stored: Vec<(i64, Vec<f32>)> = store
+        .connection()
+        .prepare("SELECT rowid, embedding FROM chunks_vec")?
+        .query_map([], |r| {
+            let blob: Vec<u8> = r.get(1)?;
+            let vector = blob
+                .chunks_exact(4)
+                .map(|b| f32::from_le_bytes(b.try_into().expect("4 bytes")))
+                .collect();
+            Ok((r.get(0)?, vector))
+        })?
+        .collect::<Result<_, _>>()?;
+    anyhow::ensure!(!stored.is_empty(), "{} has no vectors", scope.display());
+    let queries: Vec<Vec<f32>> = match queries {
+        Some(path) => read_queries(path)?
+            .into_iter()
+            .map(|q| q.embedding)
+            .collect(),
+        None => stored
+            .iter()
+            .step_by(stored.len().div_ceil(QUERIES))
+            .map(|(_, v)| v.clone())
+            .collect(),
+    };
+    let exact: Vec<Vec<i64>> = queries
+        .iter()
+        .map(|q| {
+            let mut scored: Vec<(f32, i64)> =
+                stored.iter().map(|(id, v)| (dot(v, q), *id)).collect();
+            scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+            scored.iter().take(10).map(|(_, id)| *id).collect()
+        })
+        .collect();
+    let file = kts_store::vector_file_path(scope);
+    let aside = file.with_extension("bin.aside");
+    let mut figures = Vec::new();
+    for label in ["vectors.bin", "sqlite-vec"] {
+        if label == "sqlite-vec" {
+            std::fs::rename(&file, &aside)?;
+        }
+        let measured = (|| {
+            let store = kts_store::Store::open_read(scope)?;
+            let filters = kts_store::Filters::default();
+            let (mut ms, mut found) = (Vec::new(), 0usize);
+            for (q, truth) in queries.iter().zip(&exact) {
+                let started = Instant::now();
+                let hits = store.search_vector(q, 10, &filters)?;
+                ms.push(started.elapsed().as_secs_f64() * 1e3);
+                found += hits.iter().filter(|h| truth.contains(&h.rowid)).count();
+            }
+            anyhow::Ok((ms, found as f64 / (10 * queries.len()) as f64))
+        })();
+        if label == "sqlite-vec" {
+            std::fs::rename(&aside, &file)?;
+        }
+        figures.push((label, measured?));
+    }
+    for (label, (ms, recall)) in figures {
+        report(
+            &format!(
+                "vector top-10 of {} vectors via {label} (recall@10 {recall:.4})",
+                stored.len()
+            ),
+            ms,
+        );
     }
     Ok(())
 }

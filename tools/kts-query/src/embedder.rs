@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use kts_store::{Meta, ModelMismatch};
+use kts_store::{Meta, ModelMismatch, weights_differ};
 
 /// What vector search needs from an embedding model.
 pub trait QueryEmbedder {
@@ -68,8 +68,13 @@ impl ModelChoice {
             .context("the index has no embeddings: use --mode bm25")?;
         let embedder = kts_embed::Embedder::load(&self.models_dir()?, id, self.threads)
             .with_context(|| format!("loading model {id}, which the index was built with"))?;
-        if Some(embedder.dims()) != meta.dims {
-            return Err(mismatch(meta, scope, id, embedder.dims()).into());
+        let sha256 = Some(embedder.manifest().model_sha256()).filter(|s| !s.is_empty());
+        if Some(embedder.dims()) != meta.dims
+            || weights_differ(meta.model_sha256.as_deref(), sha256)
+        {
+            let mut error = mismatch(meta, scope, id, embedder.dims());
+            error.sha256 = sha256.map(str::to_string);
+            return Err(error.into());
         }
         Ok(Box::new(embedder))
     }
@@ -80,8 +85,10 @@ pub fn mismatch(meta: &Meta, scope: &Path, model: &str, dims: usize) -> ModelMis
     ModelMismatch {
         store_model: meta.model_id.clone().unwrap_or_default(),
         store_dims: meta.dims.unwrap_or(0),
+        store_sha256: meta.model_sha256.clone(),
         model: model.to_string(),
         dims,
+        sha256: None,
         scope: scope.display().to_string(),
     }
 }

@@ -142,6 +142,10 @@ pub struct ChunkRecord {
     /// Id of the model that made `embedding`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// SHA-256 of that model's weights file, as its manifest pins it: two
+    /// models with one id but other weights do not mix in an index.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_sha256: Option<String>,
 }
 
 /// How one retriever or ranking signal saw a hit.

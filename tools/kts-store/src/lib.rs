@@ -16,13 +16,19 @@
 //!            tokenize='porter unicode61 remove_diacritics 2'
 //! chunks_vec vec0(embedding float[dims], doc_type text), created with the first embedding
 //! ```
+//!
+//! Beside it, `DIR/.kts/vectors.bin` holds the same vectors laid out for a
+//! fast scan (see vector_file.rs); `meta.vectors_version` says whether it is
+//! current.
 
 mod fts;
 mod lock;
 mod schema;
 mod search;
+mod vector_file;
 mod write;
 
+use std::cell::OnceCell;
 use std::path::{Path, PathBuf};
 use std::sync::Once;
 
@@ -32,7 +38,9 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension};
 pub use fts::match_query;
 pub use lock::{LockWait, Locked};
 pub use search::{Filters, Hit, Scored};
-pub use write::{Applied, ChunkRow, DocumentRow, ModelMismatch};
+pub use write::{Applied, ChunkRow, DocumentRow, ModelMismatch, weights_differ};
+
+use vector_file::VectorFile;
 
 /// The store format this code reads and writes (`meta.format_version`).
 pub const FORMAT_VERSION: u32 = 1;
@@ -47,6 +55,11 @@ pub fn db_path(scope: &Path) -> PathBuf {
     kts_dir(scope).join("kts.db")
 }
 
+/// `DIR/.kts/vectors.bin`.
+pub fn vector_file_path(scope: &Path) -> PathBuf {
+    kts_dir(scope).join("vectors.bin")
+}
+
 /// The index metadata of a store.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Meta {
@@ -55,6 +68,9 @@ pub struct Meta {
     pub model_id: Option<String>,
     pub dims: Option<usize>,
     pub model_sha256: Option<String>,
+    /// Counts the commits that changed a vector: `vectors.bin` is current when
+    /// it carries this number.
+    pub vectors_version: u64,
     pub created: String,
     pub updated: String,
 }
@@ -75,6 +91,10 @@ pub struct Store {
     _lock: Option<std::fs::File>,
     /// Document folders to remove once the current transaction commits.
     removed_folders: Vec<String>,
+    /// Whether the current transaction changed a vector.
+    vectors_changed: bool,
+    /// `vectors.bin`, opened at the first vector search (`None` when missing or stale).
+    vector_file: OnceCell<Option<VectorFile>>,
 }
 
 impl Store {
@@ -101,6 +121,8 @@ impl Store {
             scope: scope.to_path_buf(),
             _lock: None,
             removed_folders: Vec::new(),
+            vectors_changed: false,
+            vector_file: OnceCell::new(),
         };
         store.check_format()?;
         Ok(store)
@@ -126,6 +148,8 @@ impl Store {
             scope: scope.to_path_buf(),
             _lock: Some(lock),
             removed_folders: Vec::new(),
+            vectors_changed: false,
+            vector_file: OnceCell::new(),
         };
         store.check_format()?;
         Ok(store)

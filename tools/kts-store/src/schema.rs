@@ -82,6 +82,9 @@ pub(crate) fn read_meta(conn: &Connection) -> anyhow::Result<Meta> {
         model_id: get("model_id")?,
         dims: get("dims")?.and_then(|v| v.parse().ok()),
         model_sha256: get("model_sha256")?,
+        vectors_version: get("vectors_version")?
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0),
         created: get("created")?.unwrap_or_default(),
         updated: get("updated")?.unwrap_or_default(),
     })
@@ -98,6 +101,16 @@ pub(crate) fn set_meta(conn: &Connection, key: &str, value: &str) -> anyhow::Res
 pub(crate) fn touch(conn: &Connection) -> anyhow::Result<()> {
     conn.execute(
         &format!("UPDATE meta SET value = {NOW} WHERE key = 'updated'"),
+        [],
+    )?;
+    Ok(())
+}
+
+/// Records that this transaction changed vectors (`vectors.bin` is now stale).
+pub(crate) fn bump_vectors_version(conn: &Connection) -> anyhow::Result<()> {
+    conn.execute(
+        "INSERT INTO meta VALUES ('vectors_version', '1')
+         ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1",
         [],
     )?;
     Ok(())

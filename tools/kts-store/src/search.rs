@@ -2,6 +2,7 @@
 
 use rusqlite::{OptionalExtension, params};
 
+use crate::vector_file::VectorFile;
 use crate::write::f32_bytes;
 use crate::{Store, match_query, schema};
 
@@ -86,9 +87,9 @@ impl Store {
         Ok(ranked(rows))
     }
 
-    /// The `k` chunks nearest to `embedding` (sqlite-vec KNN). Score is the
-    /// cosine similarity for unit vectors (1 − d²/2 of the L2 distance d).
-    /// Empty on a store without vectors.
+    /// The `k` chunks nearest to `embedding`: from `vectors.bin` when it is
+    /// current, else by sqlite-vec KNN. Score is the cosine similarity for
+    /// unit vectors. Empty on a store without vectors.
     pub fn search_vector(
         &self,
         embedding: &[f32],
@@ -97,6 +98,10 @@ impl Store {
     ) -> anyhow::Result<Vec<Scored>> {
         if !schema::has_vector_table(&self.conn)? || k == 0 {
             return Ok(Vec::new());
+        }
+        if let Some(file) = self.vector_file()? {
+            let rows = file.search(embedding, k, filters.doc_type.as_deref());
+            return Ok(ranked(rows));
         }
         let sql = match filters.doc_type {
             None => "SELECT rowid, distance FROM chunks_vec WHERE embedding MATCH ?1 AND k = ?2",
@@ -117,6 +122,16 @@ impl Store {
         }
         .collect::<Result<Vec<_>, _>>()?;
         Ok(ranked(rows))
+    }
+
+    /// `vectors.bin` when it is current, opened once.
+    fn vector_file(&self) -> anyhow::Result<Option<&VectorFile>> {
+        if self.vector_file.get().is_none() {
+            let version = self.meta()?.vectors_version;
+            let file = VectorFile::open(&crate::vector_file_path(&self.scope), version)?;
+            let _ = self.vector_file.set(file);
+        }
+        Ok(self.vector_file.get().and_then(Option::as_ref))
     }
 
     /// The document a chunk belongs to.

@@ -4,7 +4,7 @@ use anyhow::Context;
 use rusqlite::{OptionalExtension, params};
 use sha2::{Digest, Sha256};
 
-use crate::{Store, kts_dir, schema};
+use crate::{Store, kts_dir, schema, vector_file};
 
 /// A document as the store keeps it.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -33,6 +33,8 @@ pub struct ChunkRow {
     pub embedding: Option<Vec<f32>>,
     /// Id of the model that made `embedding`.
     pub model: Option<String>,
+    /// SHA-256 of that model's weights, when known.
+    pub model_sha256: Option<String>,
 }
 
 /// What applying a document did.
@@ -49,26 +51,45 @@ pub enum Applied {
 pub struct ModelMismatch {
     pub store_model: String,
     pub store_dims: usize,
+    pub store_sha256: Option<String>,
     pub model: String,
     pub dims: usize,
+    pub sha256: Option<String>,
     pub scope: String,
+}
+
+impl ModelMismatch {
+    /// Whether the two models differ only in their weights.
+    fn same_name(&self) -> bool {
+        self.store_model == self.model && self.store_dims == self.dims
+    }
 }
 
 impl std::fmt::Display for ModelMismatch {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let describe = |model: &str, dims: usize, sha256: &Option<String>| {
+            let weights = match sha256 {
+                Some(sha) if self.same_name() => format!(", weights sha256 {sha}"),
+                _ => String::new(),
+            };
+            format!("{model} ({dims} dims{weights})")
+        };
         write!(
             f,
-            "the index of {scope} was built with model {} ({} dims), not {} ({} dims); \
+            "the index of {scope} was built with model {}, not {}; \
              re-index the scope with this model: kts-index --reindex {scope} \
              (or remove {scope}/.kts/kts.db), or use model {}",
-            self.store_model,
-            self.store_dims,
-            self.model,
-            self.dims,
+            describe(&self.store_model, self.store_dims, &self.store_sha256),
+            describe(&self.model, self.dims, &self.sha256),
             self.store_model,
             scope = self.scope,
         )
     }
+}
+
+/// Whether two weight hashes disagree (an unknown one agrees with anything).
+pub fn weights_differ(a: Option<&str>, b: Option<&str>) -> bool {
+    matches!((a, b), (Some(a), Some(b)) if a != b)
 }
 
 impl std::error::Error for ModelMismatch {}
@@ -90,6 +111,8 @@ fn digest(doc: &DocumentRow, chunks: &[ChunkRow]) -> String {
         h.update(chunk.chunk_id.as_bytes());
         h.update([1]);
         h.update(chunk.model.as_deref().unwrap_or("").as_bytes());
+        h.update([2]);
+        h.update(chunk.model_sha256.as_deref().unwrap_or("").as_bytes());
         h.update([u8::from(chunk.embedding.is_some())]);
     }
     h.finalize()[..16]
@@ -109,6 +132,9 @@ impl Store {
     /// documents it deleted (`.kts/documents/<doc_id>`).
     pub fn commit(&mut self) -> anyhow::Result<()> {
         schema::touch(&self.conn)?;
+        if std::mem::take(&mut self.vectors_changed) {
+            schema::bump_vectors_version(&self.conn)?;
+        }
         self.conn.execute_batch("COMMIT")?;
         for doc_id in std::mem::take(&mut self.removed_folders) {
             let folder = kts_dir(&self.scope).join("documents").join(&doc_id);
@@ -125,6 +151,7 @@ impl Store {
     /// Abandons the current transaction.
     pub fn rollback(&mut self) -> anyhow::Result<()> {
         self.removed_folders.clear();
+        self.vectors_changed = false;
         self.conn.execute_batch("ROLLBACK")?;
         Ok(())
     }
@@ -137,7 +164,30 @@ impl Store {
              DROP TABLE IF EXISTS chunks_vec;
              DELETE FROM meta WHERE key IN ('model_id', 'dims', 'model_sha256');",
         )?;
+        self.vectors_changed = true;
         Ok(())
+    }
+
+    /// Rewrites `vectors.bin` from the committed vectors unless it is current
+    /// (call it outside a transaction, after the last commit); removes it when
+    /// the store has no vectors. Returns whether it wrote the file.
+    pub fn refresh_vector_file(&mut self) -> anyhow::Result<bool> {
+        let path = crate::vector_file_path(&self.scope);
+        let meta = self.meta()?;
+        let (true, Some(dims)) = (schema::has_vector_table(&self.conn)?, meta.dims) else {
+            match std::fs::remove_file(&path) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(e).with_context(|| format!("removing {}", path.display()));
+                }
+                _ => return Ok(false),
+            }
+        };
+        if vector_file::file_version(&path) == Some(meta.vectors_version) {
+            return Ok(false);
+        }
+        vector_file::write(&self.conn, &path, dims, meta.vectors_version)
+            .with_context(|| format!("writing {}", path.display()))?;
+        Ok(true)
     }
 
     /// Whether the store already holds exactly this document and these chunks.
@@ -233,6 +283,7 @@ impl Store {
                 self.conn
                     .prepare_cached("DELETE FROM chunks_vec WHERE rowid = ?1")?
                     .execute([id])?;
+                self.vectors_changed = true;
             }
         }
         self.conn
@@ -252,14 +303,20 @@ impl Store {
         };
         let model = chunk.model.clone().unwrap_or_else(|| "unknown".into());
         let dims = chunk.embedding.as_ref().map_or(0, Vec::len);
+        let sha256 = chunk.model_sha256.clone();
         let meta = self.meta()?;
         if let (Some(store_model), Some(store_dims)) = (meta.model_id, meta.dims) {
-            if store_model != model || store_dims != dims {
+            if store_model != model
+                || store_dims != dims
+                || weights_differ(meta.model_sha256.as_deref(), sha256.as_deref())
+            {
                 return Err(ModelMismatch {
                     store_model,
                     store_dims,
+                    store_sha256: meta.model_sha256,
                     model,
                     dims,
+                    sha256,
                     scope: self.scope.display().to_string(),
                 }
                 .into());
@@ -270,6 +327,9 @@ impl Store {
             if !schema::has_vector_table(&self.conn)? {
                 schema::create_vector_table(&self.conn, dims)?;
             }
+        }
+        if let (None, Some(sha256)) = (meta.model_sha256, &sha256) {
+            schema::set_meta(&self.conn, "model_sha256", sha256)?;
         }
         for other in chunks.iter().filter(|c| c.embedding.is_some()) {
             let other_model = other.model.as_deref().unwrap_or("unknown");
@@ -341,6 +401,7 @@ impl Store {
                     "INSERT INTO chunks_vec (rowid, embedding, doc_type) VALUES (?1, ?2, ?3)",
                 )?
                 .execute(params![id, f32_bytes(embedding), doc.doc_type])?;
+            self.vectors_changed = true;
         }
         Ok(())
     }

@@ -110,6 +110,38 @@ fn another_model_is_refused_with_the_reindex_advice() {
 }
 
 #[test]
+fn the_same_model_id_with_other_weights_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open_writer(dir.path(), LockWait::NoWait).unwrap();
+    let with_weights = |id: &str, sha: &str| {
+        let mut c = chunk(id, 0, "x", Some(unit(1, 8)));
+        c.model_sha256 = Some(sha.into());
+        c
+    };
+    store.begin().unwrap();
+    store
+        .apply(&doc("d1", "a.md", "GUIDE"), &[with_weights("c1", "aaaa")])
+        .unwrap();
+    store.commit().unwrap();
+    assert_eq!(store.meta().unwrap().model_sha256.as_deref(), Some("aaaa"));
+    store.begin().unwrap();
+    let err = store
+        .apply(&doc("d2", "b.md", "GUIDE"), &[with_weights("c2", "bbbb")])
+        .unwrap_err();
+    assert!(err.downcast_ref::<ModelMismatch>().is_some());
+    let message = err.to_string();
+    assert!(
+        message.contains("aaaa") && message.contains("bbbb"),
+        "{message}"
+    );
+    let unknown_weights = chunk("c3", 0, "y", Some(unit(2, 8)));
+    store
+        .apply(&doc("d3", "c.md", "GUIDE"), &[unknown_weights])
+        .expect("a record that does not say its weights is not refused");
+    store.commit().unwrap();
+}
+
+#[test]
 fn searches_filter_by_doc_type_and_accept_any_text() {
     let dir = tempfile::tempdir().unwrap();
     let mut store = Store::open_writer(dir.path(), LockWait::NoWait).unwrap();

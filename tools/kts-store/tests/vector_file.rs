@@ -1,0 +1,158 @@
+//! vectors.bin: the same answers as sqlite-vec, used only while current.
+
+use std::path::Path;
+
+use kts_store::{ChunkRow, DocumentRow, Filters, LockWait, Scored, Store, vector_file_path};
+
+const DIMS: usize = 48;
+const TYPES: [&str; 3] = ["GUIDE", "POLICY", "REFERENCE"];
+
+/// A deterministic pseudo-random unit vector.
+fn unit(seed: u64) -> Vec<f32> {
+    let mut state = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    let v: Vec<f32> = (0..DIMS)
+        .map(|_| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((state >> 33) as f32 / (1u64 << 31) as f32) - 0.5
+        })
+        .collect();
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    v.into_iter().map(|x| x / norm).collect()
+}
+
+/// A store of 300 documents of 2 chunks, three doc types, vectors file written.
+fn indexed_store(dir: &Path) -> Store {
+    let mut store = Store::open_writer(dir, LockWait::NoWait).unwrap();
+    store.begin().unwrap();
+    for d in 0..300u64 {
+        let doc = DocumentRow {
+            doc_id: format!("d{d}"),
+            path: format!("{d}.md"),
+            doc_type: TYPES[d as usize % 3].into(),
+            ..Default::default()
+        };
+        let chunks: Vec<ChunkRow> = (0..2u64)
+            .map(|c| ChunkRow {
+                chunk_id: format!("d{d}-{c}"),
+                index: c as usize,
+                text: format!("chunk {c} of document {d}"),
+                end: 10,
+                embedding: Some(unit(d * 2 + c)),
+                model: Some("test-model".into()),
+                ..Default::default()
+            })
+            .collect();
+        store.apply(&doc, &chunks).unwrap();
+    }
+    store.commit().unwrap();
+    assert!(store.refresh_vector_file().unwrap(), "the file is written");
+    assert!(
+        !store.refresh_vector_file().unwrap(),
+        "and left alone when current"
+    );
+    store
+}
+
+/// Search results of a fresh reader for a few queries and filters.
+fn answers(dir: &Path) -> Vec<Vec<Scored>> {
+    let reader = Store::open_read(dir).unwrap();
+    let mut out = Vec::new();
+    for q in 0..12u64 {
+        let query = unit(10_000 + q);
+        for doc_type in [None, Some("POLICY"), Some("NONE-OF-THESE")] {
+            let filters = Filters {
+                doc_type: doc_type.map(str::to_string),
+            };
+            out.push(reader.search_vector(&query, 10, &filters).unwrap());
+        }
+    }
+    out
+}
+
+/// The answers of sqlite-vec alone: the same search with vectors.bin moved aside.
+fn answers_without_the_file(dir: &Path) -> Vec<Vec<Scored>> {
+    let file = vector_file_path(dir);
+    let aside = file.with_extension("aside");
+    std::fs::rename(&file, &aside).unwrap();
+    let out = answers(dir);
+    std::fs::rename(&aside, &file).unwrap();
+    out
+}
+
+fn assert_same(fast: &[Vec<Scored>], reference: &[Vec<Scored>]) {
+    assert_eq!(fast.len(), reference.len());
+    for (f, r) in fast.iter().zip(reference) {
+        let ids = |list: &[Scored]| list.iter().map(|s| s.rowid).collect::<Vec<_>>();
+        assert_eq!(ids(f), ids(r), "same chunks in the same order");
+        for (a, b) in f.iter().zip(r) {
+            assert!((a.score - b.score).abs() < 1e-4, "{a:?} vs {b:?}");
+            assert_eq!(a.rank, b.rank);
+        }
+    }
+}
+
+#[test]
+fn the_vector_file_answers_as_sqlite_vec_does() {
+    let dir = tempfile::tempdir().unwrap();
+    drop(indexed_store(dir.path()));
+    let fast = answers(dir.path());
+    assert!(fast[0].len() == 10 && fast[1].len() == 10 && fast[2].is_empty());
+    assert_same(&fast, &answers_without_the_file(dir.path()));
+}
+
+#[test]
+fn a_stale_vector_file_is_not_used() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = indexed_store(dir.path());
+    let before = answers(dir.path());
+    let nearest = before[0][0].rowid;
+    let doc_id = Store::open_read(dir.path())
+        .unwrap()
+        .doc_id_of(nearest)
+        .unwrap()
+        .unwrap();
+    store.begin().unwrap();
+    assert!(store.delete_document(&doc_id).unwrap());
+    store.commit().unwrap();
+
+    // Committed but not refreshed, as after a writer killed at the end of its run.
+    let after = answers(dir.path());
+    assert!(
+        after[0].iter().all(|s| s.rowid != nearest),
+        "{:?}",
+        after[0]
+    );
+    assert_same(&after, &answers_without_the_file(dir.path()));
+
+    assert!(store.refresh_vector_file().unwrap());
+    assert_same(&answers(dir.path()), &after);
+}
+
+#[test]
+fn a_damaged_vector_file_is_ignored() {
+    let dir = tempfile::tempdir().unwrap();
+    drop(indexed_store(dir.path()));
+    let reference = answers_without_the_file(dir.path());
+    let file = vector_file_path(dir.path());
+    let bytes = std::fs::read(&file).unwrap();
+    std::fs::write(&file, &bytes[..bytes.len() / 2]).unwrap();
+    assert_same(&answers(dir.path()), &reference);
+    std::fs::write(&file, vec![0xa5u8; bytes.len()]).unwrap();
+    assert_same(&answers(dir.path()), &reference);
+}
+
+#[test]
+fn a_store_without_vectors_has_no_vector_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = indexed_store(dir.path());
+    assert!(vector_file_path(dir.path()).is_file());
+    store.begin().unwrap();
+    store.clear().unwrap();
+    store.commit().unwrap();
+    assert!(!store.refresh_vector_file().unwrap());
+    assert!(!vector_file_path(dir.path()).exists());
+}
