@@ -36,6 +36,11 @@ for c in chunks:
 print(f"\n{len(docs)} documents, {len(chunks)} chunks: {sys.argv[1]}")
 PY
 
+echo >&2
+echo "\$ kts-graph $scope --stats && kts-graph $scope central --top 5" >&2
+"$bin/kts-graph" "$scope" --stats
+"$bin/kts-graph" "$scope" central --top 5 >&2
+
 question="what does the corrupt error code mean and how do I fix it?"
 echo >&2
 echo "\$ kts-query $scope \"$question\" --top-k 3 --format text" >&2

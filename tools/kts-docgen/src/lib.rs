@@ -74,7 +74,7 @@ pub enum Rejects {
 }
 
 /// The tools, in pipeline order.
-pub const TOOLS: [Tool; 8] = [
+pub const TOOLS: [Tool; 9] = [
     Tool {
         name: "kts-crawl",
         command: kts_crawl::command,
@@ -99,6 +99,11 @@ pub const TOOLS: [Tool; 8] = [
         name: "kts-index",
         command: kts_index::command,
         rejects: Rejects::ReportedAndForwarded,
+    },
+    Tool {
+        name: "kts-graph",
+        command: kts_graph::command,
+        rejects: Rejects::Nothing,
     },
     Tool {
         name: "kts-query",

@@ -2,7 +2,9 @@
 
 use std::path::Path;
 
-use kts_record::{ChunkRecord, DocRecord, ErrorRecord, FileRecord, HitRecord, Record, json_schema};
+use kts_record::{
+    ChunkRecord, DocRecord, ErrorRecord, FileRecord, HitRecord, NodeRecord, Record, json_schema,
+};
 
 use crate::Generated;
 
@@ -13,6 +15,7 @@ pub(crate) fn files() -> Vec<Generated> {
         file::<ChunkRecord>(),
         file::<ErrorRecord>(),
         file::<HitRecord>(),
+        file::<NodeRecord>(),
     ]
 }
 

@@ -11,7 +11,8 @@ mod records;
 pub use error_code::ErrorCode;
 pub use format::{Format, detect_format};
 pub use records::{
-    ChunkRecord, DocRecord, ErrorRecord, FileRecord, FileStatus, HitRecord, ImageRef, Signal,
+    ChunkRecord, DocRecord, ErrorRecord, FileRecord, FileStatus, HitRecord, ImageRef, NodeRecord,
+    Signal,
 };
 
 /// Schema ids of the current record versions.
@@ -21,6 +22,7 @@ pub mod schema_id {
     pub const CHUNK: &str = "kts.chunk/1";
     pub const ERROR: &str = "kts.error/1";
     pub const HIT: &str = "kts.hit/1";
+    pub const NODE: &str = "kts.node/1";
 }
 
 /// A record type with a schema id, so generic code can name and check it.
@@ -43,6 +45,9 @@ impl Record for ChunkRecord {
 }
 impl Record for HitRecord {
     const SCHEMA: &'static str = schema_id::HIT;
+}
+impl Record for NodeRecord {
+    const SCHEMA: &'static str = schema_id::NODE;
 }
 impl Record for ErrorRecord {
     const SCHEMA: &'static str = schema_id::ERROR;

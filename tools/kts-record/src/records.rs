@@ -15,6 +15,9 @@ fn chunk_schema() -> String {
 fn hit_schema() -> String {
     schema_id::HIT.into()
 }
+fn node_schema() -> String {
+    schema_id::NODE.into()
+}
 fn error_schema() -> String {
     schema_id::ERROR.into()
 }
@@ -194,6 +197,55 @@ pub struct HitRecord {
     /// Each retriever's and signal's view of the hit, by name (`bm25`, `vector`, ...).
     #[serde(default)]
     pub signals: std::collections::BTreeMap<String, Signal>,
+}
+
+/// `kts.node/1`: a node of a scope's knowledge graph, as a graph question
+/// (`kts-graph DIR related|neighbors|central|entities`) answers with it.
+#[derive(Serialize, Deserialize, schemars::JsonSchema, Clone, Debug, Default, PartialEq)]
+#[schemars(
+    title = "kts.node/1",
+    description = "A node of a scope's knowledge graph: a document or an entity its text names."
+)]
+pub struct NodeRecord {
+    #[serde(default = "node_schema")]
+    #[schemars(extend("const" = "kts.node/1"))]
+    #[schemars(required)]
+    pub schema: String,
+    /// Stable node id: `doc:<doc_id>`, `chunk:<chunk_id>` or `<kind>:<key>` (e.g. `error_code:ERR-AUTH-401`).
+    pub id: String,
+    /// DOCUMENT, CHUNK, TERM, SYSTEM, CONCEPT, ACRONYM, ERROR_CODE, PERSON or TOPIC.
+    pub kind: String,
+    /// The entity as written most often, or the document's title.
+    pub name: String,
+    /// The answer's own measure (relatedness, centrality, path weight), higher is closer or more central.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub score: Option<f64>,
+    /// Edges from the asked entity (neighbors).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hops: Option<usize>,
+    /// Label of the edge the node was reached by (neighbors).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub via: Option<String>,
+    /// Occurrences of the entity in the scope's chunks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mentions: Option<u64>,
+    /// A document's path (DOCUMENT nodes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// The sentence that defines the term, and the document it is in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub definition: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub defined_in: Option<String>,
+    /// What an acronym stands for, when a document spells it out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expansion: Option<String>,
+    /// Paths of the documents that mention the entity (most mentions first, at most 10).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub documents: Vec<String>,
+    /// Entities a related document shares with the asked one (strongest first, at most 10).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shared: Vec<String>,
 }
 
 /// `kts.error/1`: an input a stage could not process. The stream goes on.

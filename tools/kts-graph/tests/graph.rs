@@ -1,0 +1,331 @@
+//! kts-graph on a scope indexed by the real pipeline: what it finds, what
+//! it answers, and that updates touch only the documents that changed.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+const AUTH: &str = "# Authentication service
+
+Every request passes through the `AuthService`. The AuthService uses the TokenCache
+to store sessions, and the TokenCache is flushed nightly.
+
+\"Session Token\" means the signed value the AuthService returns after login.
+
+When login fails with ERR-AUTH-401 the client must refresh its Session Token;
+ERR-AUTH-401 is also written to the audit log.
+Error E-5 means the token expired; retry after E-5 once.
+
+Staff sign in through the Single Sign On (SSO) portal, which calls the AuthService.
+The SSO portal is required for every employee.
+";
+
+const PAYMENTS: &str = "# Payments
+
+The PaymentGateway depends on the AuthService. Errors such as ERR-AUTH-401 reach the
+PaymentGateway when tokens expire, and ERR-AUTH-401 is then shown to the customer.
+
+Requests from staff go through the SSO portal. Ask Jane Doe for access: Jane Doe
+owns the PaymentGateway.
+";
+
+const GARDEN: &str = "# Tomatoes
+
+Tomato plants need water every morning in summer. Mulch keeps the soil moist,
+and tomato plants grown in pots need more water than tomato plants in beds.
+";
+
+/// Runs a shell pipeline with `set -o pipefail`, the kts binaries first on PATH.
+fn shell(script: &str) -> Output {
+    let path = format!("{}:/usr/bin:/bin", kts_tests::profile_dir().display());
+    Command::new("bash")
+        .args(["-o", "pipefail", "-c", script])
+        .env_clear()
+        .env("PATH", path)
+        .output()
+        .expect("bash runs")
+}
+
+fn ok(output: Output) -> Output {
+    assert!(
+        output.status.success(),
+        "exit {:?}: {}",
+        output.status.code(),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output
+}
+
+fn index(scope: &Path) {
+    let dir = scope.display();
+    ok(shell(&format!(
+        "kts-crawl '{dir}' | kts-convert | kts-chunk | kts-index '{dir}'"
+    )));
+}
+
+fn graph(scope: &Path, args: &str) -> Output {
+    ok(shell(&format!(
+        "kts-graph '{}' --seed 'PERSON:Jane Doe' {args}",
+        scope.display()
+    )))
+}
+
+fn nodes(scope: &Path, args: &str) -> Vec<Value> {
+    String::from_utf8_lossy(&graph(scope, args).stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn named<'a>(nodes: &'a [Value], name: &str) -> &'a Value {
+    nodes
+        .iter()
+        .find(|n| {
+            n["name"]
+                .as_str()
+                .is_some_and(|s| s.eq_ignore_ascii_case(name))
+        })
+        .unwrap_or_else(|| panic!("no {name} in {nodes:#?}"))
+}
+
+fn documents(node: &Value) -> Vec<&str> {
+    let mut paths: Vec<&str> = node["documents"]
+        .as_array()
+        .map(|a| a.iter().map(|p| p.as_str().unwrap()).collect())
+        .unwrap_or_default();
+    paths.sort();
+    paths
+}
+
+fn scope_with(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let scope = tempfile::tempdir().unwrap();
+    for (name, text) in files {
+        std::fs::write(scope.path().join(name), text).unwrap();
+    }
+    index(scope.path());
+    scope
+}
+
+fn rows_of(scope: &Path, doc_path: &str) -> Vec<String> {
+    let db = rusqlite::Connection::open(scope.join(".kts/kts.db")).unwrap();
+    let mut statement = db
+        .prepare(
+            "SELECT m.chunk_id || ' ' || m.kind || ' ' || m.key || ' ' || m.count
+             FROM graph_mentions m JOIN documents d USING (doc_id) WHERE d.path = ?1
+             ORDER BY 1",
+        )
+        .unwrap();
+    statement
+        .query_map([doc_path], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
+}
+
+#[test]
+fn entities_are_found_with_their_sources() {
+    let scope = scope_with(&[
+        ("auth.md", AUTH),
+        ("payments.md", PAYMENTS),
+        ("garden.md", GARDEN),
+    ]);
+    let built = graph(scope.path(), "--stats");
+    assert!(
+        stderr(&built).contains("3 documents extracted"),
+        "{}",
+        stderr(&built)
+    );
+    assert!(stderr(&built).contains("DOCUMENT 3"), "{}", stderr(&built));
+
+    let codes = nodes(scope.path(), "entities --kind ERROR_CODE");
+    let auth_error = named(&codes, "ERR-AUTH-401");
+    assert_eq!(auth_error["id"], "error_code:ERR-AUTH-401");
+    assert_eq!(documents(auth_error), ["auth.md", "payments.md"]);
+    assert_eq!(auth_error["mentions"], 4);
+    assert_eq!(documents(named(&codes, "E-5")), ["auth.md"]);
+
+    let acronyms = nodes(scope.path(), "entities --kind ACRONYM");
+    assert_eq!(named(&acronyms, "SSO")["expansion"], "Single Sign On");
+
+    let terms = nodes(scope.path(), "entities --kind TERM");
+    let token = named(&terms, "Session Token");
+    assert!(
+        token["definition"]
+            .as_str()
+            .unwrap()
+            .contains("means the signed value"),
+        "{token}"
+    );
+    assert_eq!(token["defined_in"], "auth.md");
+
+    let systems = nodes(scope.path(), "entities --kind SYSTEM");
+    for system in ["AuthService", "TokenCache", "PaymentGateway"] {
+        named(&systems, system);
+    }
+    assert_eq!(
+        documents(named(&systems, "PaymentGateway")),
+        ["payments.md"]
+    );
+
+    let people = nodes(scope.path(), "entities --kind PERSON");
+    assert_eq!(documents(named(&people, "Jane Doe")), ["payments.md"]);
+    assert!(
+        nodes(scope.path(), "entities")
+            .iter()
+            .all(|n| n["name"] != "5"),
+        "numbers alone are not entities"
+    );
+}
+
+#[test]
+fn graph_questions_are_answered() {
+    let scope = scope_with(&[
+        ("auth.md", AUTH),
+        ("payments.md", PAYMENTS),
+        ("garden.md", GARDEN),
+    ]);
+    graph(scope.path(), "");
+
+    let related = nodes(scope.path(), "related auth.md");
+    assert_eq!(related[0]["path"], "payments.md", "{related:#?}");
+    assert!(related[0]["score"].as_f64().unwrap() > 0.0);
+    let shared: Vec<&str> = related[0]["shared"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_str().unwrap())
+        .collect();
+    assert!(
+        shared.contains(&"AuthService") && shared.contains(&"ERR-AUTH-401"),
+        "{shared:?}"
+    );
+    assert!(
+        related.iter().all(|n| n["path"] != "garden.md"),
+        "{related:#?}"
+    );
+
+    let near = nodes(scope.path(), "neighbors authservice --hops 1");
+    let cache = named(&near, "TokenCache");
+    assert_eq!(
+        (cache["hops"].as_u64(), cache["via"].as_str()),
+        (Some(1), Some("uses"))
+    );
+    assert_eq!(named(&near, "PaymentGateway")["via"], "depends_on");
+    let two_hops = nodes(scope.path(), "neighbors system:authservice --hops 2");
+    assert!(two_hops.len() > near.len());
+    assert!(two_hops.iter().all(|n| n["hops"].as_u64().unwrap() <= 2));
+
+    let central = nodes(scope.path(), "central --top 3");
+    assert_eq!(central.len(), 3);
+    assert!(
+        central.iter().any(|n| n["name"] == "AuthService"),
+        "{central:#?}"
+    );
+
+    let missing = shell(&format!(
+        "kts-graph '{}' neighbors Nobody",
+        scope.path().display()
+    ));
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(stderr(&missing).contains("Nobody"), "{}", stderr(&missing));
+}
+
+#[test]
+fn updates_touch_only_the_documents_that_changed() {
+    let scope = scope_with(&[
+        ("auth.md", AUTH),
+        ("payments.md", PAYMENTS),
+        ("garden.md", GARDEN),
+    ]);
+    graph(scope.path(), "");
+    let auth_rows = rows_of(scope.path(), "auth.md");
+    assert!(!auth_rows.is_empty());
+
+    let again = graph(scope.path(), "");
+    assert!(
+        stderr(&again).contains("0 documents extracted"),
+        "{}",
+        stderr(&again)
+    );
+    assert!(stderr(&again).contains("3 unchanged"), "{}", stderr(&again));
+
+    std::fs::write(
+        scope.path().join("payments.md"),
+        PAYMENTS.replace("ERR-AUTH-401", "ERR-PAY-402"),
+    )
+    .unwrap();
+    std::fs::remove_file(scope.path().join("garden.md")).unwrap();
+    index(scope.path());
+    let lagging = shell(&format!("kts-graph '{}' central", scope.path().display()));
+    assert!(
+        stderr(&lagging).contains("lags the index by 1 documents"),
+        "{}",
+        stderr(&lagging)
+    );
+    let updated = graph(scope.path(), "");
+    let summary = stderr(&updated);
+    assert!(summary.contains("1 documents extracted"), "{summary}");
+    assert!(
+        summary.contains("1 removed") && summary.contains("1 unchanged"),
+        "{summary}"
+    );
+
+    assert_eq!(
+        rows_of(scope.path(), "auth.md"),
+        auth_rows,
+        "auth.md was not touched"
+    );
+    assert!(rows_of(scope.path(), "garden.md").is_empty());
+    let codes = nodes(scope.path(), "entities --kind ERROR_CODE");
+    assert_eq!(documents(named(&codes, "ERR-AUTH-401")), ["auth.md"]);
+    assert_eq!(documents(named(&codes, "ERR-PAY-402")), ["payments.md"]);
+}
+
+#[test]
+fn the_same_documents_give_the_same_graph() {
+    let files = [
+        ("auth.md", AUTH),
+        ("payments.md", PAYMENTS),
+        ("garden.md", GARDEN),
+    ];
+    let first = scope_with(&files);
+    let second = scope_with(&files);
+    let export = |scope: &Path| -> Value {
+        let mut graph: Value =
+            serde_json::from_slice(&graph(scope, "--export node-link").stdout).unwrap();
+        graph["graph"]["scope"] = Value::Null;
+        graph
+    };
+    let (a, b) = (export(first.path()), export(second.path()));
+    assert_eq!(a, b);
+    assert!(a["nodes"].as_array().unwrap().len() > 10);
+    let kinds: Vec<&str> = a["links"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["type"].as_str().unwrap())
+        .collect();
+    for kind in [
+        "PART_OF",
+        "MENTIONS",
+        "COVERS",
+        "ADDRESSES",
+        "DEFINES",
+        "uses",
+        "relates_to",
+    ] {
+        assert!(kinds.contains(&kind), "no {kind} edge in {kinds:?}");
+    }
+    assert!(
+        a["links"].as_array().unwrap().iter().all(|l| {
+            let w = l["weight"].as_f64().unwrap();
+            w > 0.0 && w <= 1.0
+        }),
+        "weights are in (0, 1]"
+    );
+}
