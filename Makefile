@@ -3,7 +3,7 @@ CARGO ?= cargo
 RELEASE := target/release
 SAMPLE := sample
 
-.PHONY: help models build demo test test-shared lint docs eval bench bench-embed clean-sample
+.PHONY: help models build demo test test-shared lint docs eval bench bench-embed bench-query bench-graph clean-sample
 
 help:
 	@echo "make demo         write the bundled sample to $(SAMPLE)/ and run the pipeline on it"
@@ -15,6 +15,8 @@ help:
 	@echo "make eval         retrieval quality on ../shared/eval/scifact (nDCG@10, recall@100, MRR@10)"
 	@echo "make bench        throughput benchmark of crawl | convert | chunk"
 	@echo "make bench-embed  embedding throughput against Python onnxruntime"
+	@echo "make bench-query  query latency at 10k, 100k and 400k chunks, vector recall"
+	@echo "make bench-graph  knowledge-graph build time and size against indexing"
 
 build:
 	$(CARGO) build --release --bins
@@ -49,6 +51,12 @@ bench: build
 
 bench-embed: models build
 	pipelines/bench/embed.sh
+
+bench-query: build
+	pipelines/bench/query.sh
+
+bench-graph: build
+	pipelines/bench/graph.sh
 
 clean-sample:
 	rm -rf $(SAMPLE)

@@ -23,6 +23,8 @@ pub fn load(root: &Path, previous: &Manifest, messages: &Messages) -> Baseline {
     }
     match indexed(root, previous) {
         Ok(known) => Baseline { known },
+        // The first kts-index run, started beside this crawl in the same pipeline.
+        Err(err) if err.downcast_ref::<kts_store::NoIndexYet>().is_some() => from_crawl(previous),
         Err(err) => {
             messages.warn(&format!(
                 "cannot read the index ({err:#}); comparing with the previous crawl"

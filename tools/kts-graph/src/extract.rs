@@ -667,12 +667,16 @@ pub fn keywords(text: &str) -> Vec<(String, u32)> {
             continue;
         }
         let word = word.to_lowercase();
-        if !is_listed(STOPWORDS, &word) {
+        if !STOPWORD_SET.contains(word.as_str()) {
             *counts.entry(word).or_default() += 1;
         }
     }
     counts.into_iter().collect()
 }
+
+/// [`STOPWORDS`] as a set: `keywords` looks up every word of the corpus.
+static STOPWORD_SET: std::sync::LazyLock<std::collections::HashSet<&'static str>> =
+    std::sync::LazyLock::new(|| STOPWORDS.split_whitespace().collect());
 
 /// Whether `word` is one of the whitespace-separated words of `list`.
 fn is_listed(list: &str, word: &str) -> bool {

@@ -92,7 +92,7 @@ pub struct Args {
     #[arg(long)]
     pub stats: bool,
 
-    /// Print nothing on stderr but errors.
+    /// Print no summary or warnings on stderr, only errors.
     #[arg(long, short)]
     pub quiet: bool,
 }
@@ -182,14 +182,17 @@ fn update(args: &Args, settings: &Settings, messages: &Messages) -> anyhow::Resu
     let started = Instant::now();
     let mut store = kts_index::open(&args.dir, args.no_wait, messages)?;
     let synced = tables::sync(&mut store, settings)?;
-    messages.info(&format!(
+    let summary = format!(
         "{} documents extracted ({} mentions), {} removed, {} unchanged in {:.2} s",
         synced.extracted,
         synced.mentions,
         synced.removed,
         synced.unchanged,
         started.elapsed().as_secs_f64()
-    ));
+    );
+    if !args.quiet {
+        messages.info(&summary);
+    }
     if args.stats || args.export.is_some() {
         let loaded = Instant::now();
         let kg = KnowledgeGraph::load(store.connection(), settings)?;

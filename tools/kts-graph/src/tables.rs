@@ -137,18 +137,92 @@ pub fn sync(store: &mut Store, settings: &Settings) -> anyhow::Result<Synced> {
         synced.removed += 1;
         batch.step()?;
     }
-    for (doc_id, digest) in stale {
-        delete_rows(batch.store.connection(), doc_id)?;
-        synced.mentions += extract_document(batch.store.connection(), &extractor, doc_id)?;
-        batch
-            .store
-            .connection()
-            .execute("INSERT INTO graph_docs VALUES (?1, ?2)", [doc_id, digest])?;
-        synced.extracted += 1;
-        batch.step()?;
+    for group in stale.chunks(BATCH) {
+        let texts = group
+            .iter()
+            .map(|(doc_id, _)| chunk_texts(batch.store.connection(), doc_id))
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        let extracted = extract_in_parallel(&extractor, texts);
+        for ((doc_id, digest), document) in group.iter().zip(extracted) {
+            let conn = batch.store.connection();
+            delete_rows(conn, doc_id)?;
+            synced.mentions += document.mentions();
+            store_document(conn, doc_id, &document)?;
+            conn.execute("INSERT INTO graph_docs VALUES (?1, ?2)", [doc_id, digest])?;
+            synced.extracted += 1;
+            batch.step()?;
+        }
     }
     batch.finish()?;
     Ok(synced)
+}
+
+/// What extraction found in one document.
+struct Extracted {
+    chunks: Vec<(String, ChunkEntities)>,
+    keywords: Vec<(String, u32)>,
+}
+
+impl Extracted {
+    fn mentions(&self) -> u64 {
+        self.chunks
+            .iter()
+            .flat_map(|(_, found)| &found.mentions)
+            .map(|m| u64::from(m.count))
+            .sum()
+    }
+}
+
+/// A document's chunks (id, text), in order.
+fn chunk_texts(conn: &Connection, doc_id: &str) -> anyhow::Result<Vec<(String, String)>> {
+    Ok(conn
+        .prepare_cached("SELECT chunk_id, text FROM chunks WHERE doc_id = ?1 ORDER BY idx")?
+        .query_map([doc_id], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<Result<_, _>>()?)
+}
+
+/// Extracts documents on every core; results in input order.
+fn extract_in_parallel(
+    extractor: &Extractor,
+    documents: Vec<Vec<(String, String)>>,
+) -> Vec<Extracted> {
+    let threads = std::thread::available_parallelism().map_or(1, usize::from);
+    let per_thread = documents.len().div_ceil(threads).max(1);
+    std::thread::scope(|s| {
+        let workers: Vec<_> = documents
+            .chunks(per_thread)
+            .map(|part| {
+                s.spawn(move || {
+                    part.iter()
+                        .map(|d| extract(extractor, d))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().expect("extraction panicked"))
+            .collect()
+    })
+}
+
+/// Extracts the entities of each chunk and the document's keywords.
+fn extract(extractor: &Extractor, chunks: &[(String, String)]) -> Extracted {
+    let mut words: BTreeMap<String, u32> = BTreeMap::new();
+    let mut found = Vec::with_capacity(chunks.len());
+    for (chunk_id, text) in chunks {
+        found.push((chunk_id.clone(), extractor.extract(text)));
+        for (word, count) in keywords(text) {
+            *words.entry(word).or_default() += count;
+        }
+    }
+    let mut ranked: Vec<(String, u32)> = words.into_iter().collect();
+    ranked.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    ranked.truncate(KEYWORDS_PER_DOCUMENT);
+    Extracted {
+        chunks: found,
+        keywords: ranked,
+    }
 }
 
 /// A write transaction that commits every [`BATCH`] documents or second.
@@ -208,35 +282,17 @@ fn delete_rows(conn: &Connection, doc_id: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Extracts one document's chunks and stores what was found; returns the
-/// number of mentions.
-fn extract_document(conn: &Connection, extractor: &Extractor, doc_id: &str) -> anyhow::Result<u64> {
-    let chunks: Vec<(String, String)> = conn
-        .prepare_cached("SELECT chunk_id, text FROM chunks WHERE doc_id = ?1 ORDER BY idx")?
-        .query_map([doc_id], |r| Ok((r.get(0)?, r.get(1)?)))?
-        .collect::<Result<_, _>>()?;
-    let mut words: BTreeMap<String, u32> = BTreeMap::new();
-    let mut mentions = 0u64;
-    for (chunk_id, text) in &chunks {
-        let found = extractor.extract(text);
-        mentions += found
-            .mentions
-            .iter()
-            .map(|m| u64::from(m.count))
-            .sum::<u64>();
-        insert_chunk(conn, doc_id, chunk_id, &found)
+/// Stores what extraction found in a document.
+fn store_document(conn: &Connection, doc_id: &str, document: &Extracted) -> anyhow::Result<()> {
+    for (chunk_id, found) in &document.chunks {
+        insert_chunk(conn, doc_id, chunk_id, found)
             .with_context(|| format!("storing the entities of chunk {chunk_id}"))?;
-        for (word, count) in keywords(text) {
-            *words.entry(word).or_default() += count;
-        }
     }
-    let mut ranked: Vec<(String, u32)> = words.into_iter().collect();
-    ranked.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-    for (word, count) in ranked.into_iter().take(KEYWORDS_PER_DOCUMENT) {
+    for (word, count) in &document.keywords {
         conn.prepare_cached("INSERT INTO graph_keywords VALUES (?1, ?2, ?3)")?
             .execute(params![doc_id, word, count])?;
     }
-    Ok(mentions)
+    Ok(())
 }
 
 fn insert_chunk(

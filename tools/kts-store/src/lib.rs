@@ -216,11 +216,10 @@ impl Store {
     fn check_format(&self) -> anyhow::Result<()> {
         let meta = self.meta()?;
         if meta.format_version == 0 {
-            anyhow::bail!(
-                "no index yet at {} (its first run did not finish): run kts-index {}",
-                db_path(&self.scope).display(),
-                self.scope.display()
-            );
+            return Err(NoIndexYet {
+                scope: self.scope.clone(),
+            }
+            .into());
         }
         if meta.format_version != FORMAT_VERSION {
             anyhow::bail!(
@@ -233,6 +232,26 @@ impl Store {
         Ok(())
     }
 }
+
+/// A store file whose first transaction has not committed: the first
+/// kts-index run is under way, or was killed before its first commit.
+#[derive(Debug)]
+pub struct NoIndexYet {
+    pub scope: PathBuf,
+}
+
+impl std::fmt::Display for NoIndexYet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "no index yet at {} (its first run did not finish): run kts-index {}",
+            db_path(&self.scope).display(),
+            self.scope.display()
+        )
+    }
+}
+
+impl std::error::Error for NoIndexYet {}
 
 /// Makes sqlite-vec's functions and `vec0` available on every connection
 /// this process opens.
