@@ -32,7 +32,7 @@ complete -c kts-graph -n "__fish_kts_graph_needs_command" -l seed -d 'An entity 
 complete -c kts-graph -n "__fish_kts_graph_needs_command" -l taxonomy -d 'A system or tool name to extract as SYSTEM wherever it occurs; repeatable' -r
 complete -c kts-graph -n "__fish_kts_graph_needs_command" -l no-wait -d 'Fail at once when another writer is updating the scope, instead of waiting'
 complete -c kts-graph -n "__fish_kts_graph_needs_command" -l stats -d 'Also print the graph\'s size (nodes and edges by kind) on stderr'
-complete -c kts-graph -n "__fish_kts_graph_needs_command" -s q -l quiet -d 'Print nothing on stderr but errors'
+complete -c kts-graph -n "__fish_kts_graph_needs_command" -s q -l quiet -d 'Print no summary or warnings on stderr, only errors'
 complete -c kts-graph -n "__fish_kts_graph_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kts-graph -n "__fish_kts_graph_needs_command" -s V -l version -d 'Print version'
 complete -c kts-graph -n "__fish_kts_graph_needs_command" -a "related" -d 'Documents related to the document at PATH (relative to DIR)'

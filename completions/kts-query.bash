@@ -23,7 +23,7 @@ _kts__query() {
 
     case "${cmd}" in
         kts__query)
-            opts="-q -h -V --batch --mode --top-k --candidates --all-chunks --doc-type --format --model --models --threads --quiet --help --version"
+            opts="-q -h -V --batch --mode --top-k --candidates --all-chunks --doc-type --format --graph --graph-weight --context --budget --model --models --threads --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -47,6 +47,14 @@ _kts__query() {
                     ;;
                 --format)
                     COMPREPLY=($(compgen -W "jsonl text" -- "${cur}"))
+                    return 0
+                    ;;
+                --graph-weight)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --budget)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --model)

@@ -184,7 +184,7 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     let embed = modes.iter().any(|m| m.needs_embeddings());
     for name in pipeline::ingest_stages(embed)
         .into_iter()
-        .chain(["kts-query"])
+        .chain(["kts-graph", "kts-query"])
     {
         tools.path(name)?;
     }
@@ -272,6 +272,10 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
             (marker, false)
         }
     };
+
+    // The knowledge graph, which kts-query ranks with when given --graph
+    // (pass it with --query-arg to measure with it).
+    pipeline::build_graph(&tools, &work)?;
 
     if args.keep {
         std::fs::create_dir_all(work.join("runs"))?;

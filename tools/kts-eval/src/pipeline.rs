@@ -318,6 +318,21 @@ pub fn build_index(
     })
 }
 
+/// Brings the knowledge graph of the index in `work` up to date (kts-graph).
+pub fn build_graph(tools: &Tools, work: &Path) -> anyhow::Result<()> {
+    let program = tools.path("kts-graph")?;
+    let status = Command::new(&program)
+        .arg(work)
+        .arg("--quiet")
+        .stdout(Stdio::null())
+        .status()
+        .with_context(|| format!("cannot start {}", program.display()))?;
+    if !status.success() {
+        bail!("kts-graph {} failed ({})", work.display(), describe(status));
+    }
+    Ok(())
+}
+
 /// The retrieval modes of kts-query.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Mode {

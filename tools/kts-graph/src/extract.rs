@@ -147,6 +147,8 @@ const PRONOUNS: &str = "it which what there here he she they we you who everythi
 /// Capital words that are not acronyms: placeholders, times and RFC 2119 keywords.
 const NON_ACRONYMS: &str = "OK AM PM TODO NOTE FIXME TBD NB MUST SHALL SHOULD MAY NOT AND OR THE FOR BUT ALL NO YES NEW ONLY";
 /// Letter prefixes of code-shaped tokens (SHA256, UTF-8) that name standards, versions or hardware.
+/// Prefixes that make a code an error code by themselves.
+const ERROR_PREFIXES: &str = "E ERR ERROR EX EXC FAIL FAULT WARN HTTP STATUS";
 const NON_ERROR_CODE_PREFIXES: &str = "SHA MD ISO UTF RFC AES RSA CRC IPV HTTP TLS SSL ES ECMA PEP \
     CVE BM ARM AVX SSE DDR USB ID WIN AMD INT UINT";
 /// English function words and words too generic to be a document's topic.
@@ -238,6 +240,8 @@ pub struct Extractor {
     acronym: Regex,
     caps_run: Regex,
     error_code: Regex,
+    /// Words that make a letters-and-digits token an error code.
+    error_context: Regex,
     marked_definition: Regex,
     plain_definition: Regex,
     list_marker: Regex,
@@ -265,6 +269,9 @@ impl Extractor {
             title_phrase: compile(&format!(r"\b{CAP_WORD}(?: (?:{connector} )*{CAP_WORD})+\b")),
             acronym: compile(r"\b[A-Z]{2,5}s?\b"),
             caps_run: compile(r"\b[A-Z][A-Z0-9'’-]*\b(?:[,:;!.]?[ \t]+[A-Z][A-Z0-9'’-]*\b){3,}"),
+            error_context: compile(
+                r"(?i)\b(?:errors?|codes?|fail\w*|fault\w*|exceptions?|status|crash\w*|abort\w*|denied|invalid|warnings?|rejects?|rejected)\b",
+            ),
             error_code: compile(concat!(
                 r"\b(?:0[xX][0-9A-Fa-f]{4,8}",                 // 0x8007000E
                 r"|E(?:\d{3,5}|-\d{1,5})",                     // E0308, E-5
@@ -341,17 +348,28 @@ impl Extractor {
         }
     }
 
+    /// Hex and `E`-codes are codes wherever they are; letters-and-digits
+    /// codes (`AUTH401`, `ERR-AUTH-401`) only with an error-like prefix or
+    /// an error word nearby, since SKU-4563, INV-1234 or COVID-19 look the same.
     fn error_code_candidates(&self, text: &str, out: &mut Vec<Candidate>) {
         for caps in self.error_code.captures_iter(text) {
-            let excluded =
-                [("hyphenated", true), ("glued", false)]
-                    .into_iter()
-                    .any(|(group, hyphenated)| {
-                        caps.name(group).is_some_and(|prefix| {
-                            is_excluded_code_prefix(prefix.as_str(), hyphenated)
-                        })
-                    });
-            if let (false, Some(code)) = (excluded, caps.get(0)) {
+            let Some(code) = caps.get(0) else {
+                continue;
+            };
+            let lettered = [("hyphenated", true), ("glued", false)]
+                .into_iter()
+                .find_map(|(group, hyphenated)| caps.name(group).map(|p| (p.as_str(), hyphenated)));
+            let accepted = match lettered {
+                None => true,
+                Some((prefix, hyphenated)) => {
+                    !is_excluded_code_prefix(prefix, hyphenated)
+                        && (is_listed(ERROR_PREFIXES, prefix)
+                            || self
+                                .error_context
+                                .is_match(around(text, code.start(), code.end())))
+                }
+            };
+            if accepted {
                 out.extend(Candidate::pattern(EntityKind::ErrorCode, code));
             }
         }
@@ -929,10 +947,16 @@ fn fold(name: &str) -> String {
 
 /// The surface form: whitespace collapsed, surrounding quotes and punctuation trimmed.
 fn display_name(surface: &str) -> String {
-    collapse_whitespace(surface)
+    let name = collapse_whitespace(surface)
         .trim_start_matches(|c: char| c.is_whitespace() || "\"'“”‘’*,;:!?".contains(c))
         .trim_end_matches(|c: char| c.is_whitespace() || ".,;:!?\"'“”‘’*".contains(c))
-        .to_string()
+        .to_string();
+    // A phrase cut inside inline code ("return position `impl Trait") keeps no stray backtick.
+    if name.matches('`').count() % 2 == 1 {
+        name.replace('`', "")
+    } else {
+        name
+    }
 }
 
 fn entity_key(kind: EntityKind, name: &str) -> String {
@@ -968,6 +992,19 @@ fn is_roman_numeral(letters: &str) -> bool {
     const UNITS: [&str; 10] = ["", "I", "II", "III", "IV", "V", "VI", "VII", "VIII", "IX"];
     letters.chars().all(|c| matches!(c, 'I' | 'V' | 'X'))
         && (2..40).any(|n| format!("{}{}", "X".repeat(n / 10), UNITS[n % 10]) == letters)
+}
+
+/// The text within a sentence's reach of `start..end` (clipped to char boundaries).
+fn around(text: &str, start: usize, end: usize) -> &str {
+    let mut from = start.saturating_sub(100);
+    while !text.is_char_boundary(from) {
+        from -= 1;
+    }
+    let mut to = (end + 60).min(text.len());
+    while !text.is_char_boundary(to) {
+        to += 1;
+    }
+    &text[from..to]
 }
 
 fn is_excluded_code_prefix(prefix: &str, hyphenated: bool) -> bool {
@@ -1237,6 +1274,17 @@ mod tests {
         );
         // "AUTH" inside "ERR-AUTH-401" and "HTTP" inside "HTTP-500" are not acronyms.
         assert!(keys(&found, EntityKind::Acronym).is_empty());
+    }
+
+    #[test]
+    fn product_and_reference_numbers_are_not_error_codes() {
+        let text = "Order SKU-4563 shipped with invoice INV-1234 during COVID-19; see GPT-4.";
+        assert!(keys(&extract(text), EntityKind::ErrorCode).is_empty());
+        let near_error = "The gateway rejects the call with PAY-402 when the card is declined.";
+        assert_eq!(
+            keys(&extract(near_error), EntityKind::ErrorCode),
+            ["PAY-402"]
+        );
     }
 
     #[test]

@@ -21,7 +21,7 @@ use crate::model::KnowledgeGraph;
 use crate::settings::Settings;
 
 /// Bumped when extraction rules change, so that every document is extracted again.
-pub const EXTRACTION_VERSION: u32 = 1;
+pub const EXTRACTION_VERSION: u32 = 2;
 
 const ABOUT: &str = "Build a scope's knowledge graph from its index, and ask it questions";
 

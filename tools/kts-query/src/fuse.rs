@@ -18,8 +18,9 @@ pub struct Fused {
 }
 
 /// Orders the chunks of one or more named lists. One list keeps its own
-/// scores; several are fused with RRF, score = Σ 1 / (60 + rank).
-pub fn fuse(lists: &[(&'static str, Vec<Scored>)]) -> Vec<Fused> {
+/// scores; several are fused with RRF, score = Σ weight / (60 + rank), each
+/// list's weight given by `weight_of` its name.
+pub fn fuse(lists: &[(&'static str, Vec<Scored>)], weight_of: impl Fn(&str) -> f64) -> Vec<Fused> {
     let fusing = lists.iter().filter(|(_, list)| !list.is_empty()).count() > 1;
     let mut by_rowid: HashMap<i64, Fused> = HashMap::new();
     for (name, list) in lists {
@@ -31,7 +32,7 @@ pub fn fuse(lists: &[(&'static str, Vec<Scored>)]) -> Vec<Fused> {
             });
             entry.signals.insert(name, *scored);
             entry.score += if fusing {
-                1.0 / (RRF_K + scored.rank as f64)
+                weight_of(name) / (RRF_K + scored.rank as f64)
             } else {
                 scored.score
             };
@@ -96,7 +97,10 @@ mod tests {
 
     #[test]
     fn rrf_rewards_agreement() {
-        let fused = fuse(&[("bm25", list(&[1, 2, 3])), ("vector", list(&[3, 1, 4]))]);
+        let fused = fuse(
+            &[("bm25", list(&[1, 2, 3])), ("vector", list(&[3, 1, 4]))],
+            |_| 1.0,
+        );
         let order: Vec<i64> = fused.iter().map(|f| f.rowid).collect();
         assert_eq!(order, vec![1, 3, 2, 4]);
         let expected = 1.0 / 61.0 + 1.0 / 62.0;
@@ -106,15 +110,28 @@ mod tests {
     }
 
     #[test]
+    fn a_lighter_list_moves_results_less() {
+        let lists = [("bm25", list(&[1, 2])), ("graph", list(&[2]))];
+        let order = |weight: f64| -> Vec<i64> {
+            fuse(&lists, |name| if name == "graph" { weight } else { 1.0 })
+                .iter()
+                .map(|f| f.rowid)
+                .collect()
+        };
+        assert_eq!(order(1.0), [2, 1]);
+        assert_eq!(order(0.01), [1, 2]);
+    }
+
+    #[test]
     fn one_list_keeps_its_scores() {
-        let fused = fuse(&[("bm25", list(&[7, 8])), ("vector", Vec::new())]);
+        let fused = fuse(&[("bm25", list(&[7, 8])), ("vector", Vec::new())], |_| 1.0);
         assert_eq!(fused[0].score, 10.0);
         assert!(!fused[0].signals.contains_key("rrf"));
     }
 
     #[test]
     fn dedup_keeps_the_best_chunk_per_document() {
-        let fused = fuse(&[("bm25", list(&[1, 2, 3, 4]))]);
+        let fused = fuse(&[("bm25", list(&[1, 2, 3, 4]))], |_| 1.0);
         let doc = |rowid: i64| Ok(Some(if rowid <= 2 { "a" } else { "b" }.to_string()));
         let kept: Vec<i64> = top_k(fused.clone(), 10, false, doc)
             .unwrap()

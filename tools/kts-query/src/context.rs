@@ -1,0 +1,165 @@
+//! `--context`: an LLM-ready Markdown context within a token budget — what
+//! the graph knows about the question's entities, then the cited passages.
+
+use std::fmt::Write;
+
+use kts_graph::model::NodeKind;
+use kts_record::HitRecord;
+use petgraph::stable_graph::NodeIndex;
+
+use crate::graph::QueryGraph;
+
+/// Neighbours listed per entity.
+const NEIGHBOURS: usize = 5;
+/// Source documents listed per entity.
+const SOURCES: usize = 3;
+/// The share of the budget the graph section may take.
+const GRAPH_SHARE: f64 = 0.4;
+
+/// Tokens of a text, estimated as one per four characters (the usual rule
+/// for English with BPE tokenizers; no tokenizer is loaded for this).
+pub fn tokens(text: &str) -> usize {
+    text.chars().count().div_ceil(4)
+}
+
+/// The context for the question's entities `seeds` and the `hits`, within
+/// `budget` tokens. Without seeds, the passages alone.
+pub fn markdown(
+    graph: Option<(&QueryGraph, &[NodeIndex])>,
+    hits: &[HitRecord],
+    budget: usize,
+) -> String {
+    let mut out = String::new();
+    if let Some((graph, seeds)) = graph.filter(|(_, seeds)| !seeds.is_empty()) {
+        let limit = (budget as f64 * GRAPH_SHARE) as usize;
+        let mut section = String::from("## Knowledge Graph Context\n\n");
+        for &seed in seeds {
+            let entry = entity_entry(graph, seed);
+            if tokens(&section) + tokens(&entry) > limit {
+                break;
+            }
+            section.push_str(&entry);
+        }
+        section.push('\n');
+        out.push_str(&section);
+    }
+    out.push_str("## Relevant Passages\n\n");
+    for (i, hit) in hits.iter().enumerate() {
+        let passage = passage(i + 1, hit);
+        let left = budget.saturating_sub(tokens(&out));
+        if tokens(&passage) <= left {
+            out.push_str(&passage);
+            continue;
+        }
+        // The last passage that fits in part, cut at a word boundary.
+        let room = left.saturating_mul(4).saturating_sub(8);
+        if room > 80 {
+            let cut: String = passage.chars().take(room).collect();
+            let cut = cut.rsplit_once(' ').map_or(cut.as_str(), |(head, _)| head);
+            out.push_str(cut);
+            out.push_str(" …\n");
+        }
+        break;
+    }
+    out
+}
+
+/// One entity: kind, mentions, definition or expansion, strongest neighbours, sources.
+fn entity_entry(graph: &QueryGraph, seed: NodeIndex) -> String {
+    let kg = &graph.kg;
+    let node = &kg.graph[seed];
+    let mut entry = format!(
+        "- **{}** ({}, {} mentions)",
+        node.name,
+        node.kind.as_str(),
+        node.mentions
+    );
+    if let Some(expansion) = &node.expansion {
+        let _ = write!(entry, ": stands for {expansion}");
+    }
+    if let Some((definition, path)) = &node.definition {
+        let _ = write!(entry, "\n  - Definition ({path}): {definition}");
+    }
+    let mut edges = kg.edges_of(seed);
+    edges.sort_by(|a, b| b.1.weight.total_cmp(&a.1.weight).then(a.0.cmp(&b.0)));
+    let neighbours: Vec<String> = edges
+        .iter()
+        .filter(|(other, _)| matches!(kg.graph[*other].kind, NodeKind::Entity(_)))
+        .take(NEIGHBOURS)
+        .map(|(other, edge)| format!("{} ({})", kg.graph[*other].name, edge.label))
+        .collect();
+    if !neighbours.is_empty() {
+        let _ = write!(entry, "\n  - Related: {}", neighbours.join(", "));
+    }
+    let sources: Vec<&str> = edges
+        .iter()
+        .filter(|(other, _)| kg.graph[*other].kind == NodeKind::Document)
+        .filter_map(|(other, _)| kg.graph[*other].path.as_deref())
+        .take(SOURCES)
+        .collect();
+    if !sources.is_empty() {
+        let _ = write!(entry, "\n  - Sources: {}", sources.join(", "));
+    }
+    entry.push('\n');
+    entry
+}
+
+/// `[n] path > heading (page p)` then the chunk's text.
+fn passage(number: usize, hit: &HitRecord) -> String {
+    let mut citation = hit.path.clone();
+    if !hit.heading_path.is_empty() {
+        citation.push_str(" > ");
+        citation.push_str(&hit.heading_path.join(" > "));
+    }
+    if let Some(page) = hit.page {
+        let _ = write!(citation, " (page {page})");
+    } else if let Some(slide) = hit.slide {
+        let _ = write!(citation, " (slide {slide})");
+    }
+    format!("[{number}] {citation}\n{}\n\n", hit.text.trim())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hit(path: &str, text: &str) -> HitRecord {
+        HitRecord {
+            schema: "kts.hit/1".into(),
+            rank: 1,
+            score: 1.0,
+            doc_id: "d".into(),
+            chunk_id: "c".into(),
+            scope: "s".into(),
+            path: path.into(),
+            title: String::new(),
+            doc_type: "GENERAL".into(),
+            text: text.into(),
+            heading_path: vec!["Errors".into()],
+            start: 0,
+            end: text.len(),
+            page: Some(2),
+            slide: None,
+            signals: Default::default(),
+        }
+    }
+
+    #[test]
+    fn passages_are_cited_and_kept_within_the_budget() {
+        let long = "word ".repeat(400);
+        let hits = [
+            hit("a.pdf", "E-5 means the token expired."),
+            hit("b.md", &long),
+        ];
+        let context = markdown(None, &hits, 200);
+        assert!(
+            context.starts_with("## Relevant Passages\n\n[1] a.pdf > Errors (page 2)\nE-5 means")
+        );
+        assert!(!context.contains("Knowledge Graph"));
+        assert!(
+            context.contains("[2] b.md"),
+            "the second passage starts, cut: {context}"
+        );
+        assert!(tokens(&context) <= 200, "{} tokens", tokens(&context));
+    }
+}

@@ -1,0 +1,142 @@
+//! kts-query with the scope's knowledge graph: the graph signal in ranking,
+//! and the --context output. Keyword search only, so no model is needed.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+const AUTH: &str = "# Login troubleshooting
+
+When the AuthService rejects a login it answers ERR-AUTH-401. To fix ERR-AUTH-401,
+clear the TokenCache and sign in again through the Single Sign On (SSO) portal.
+";
+
+const FAQ: &str = "# Frequently asked questions
+
+How do I fix a login failure? Most login failures are fixed by a new login.
+A login failure after a password change needs a second login. Fix the login
+by waiting a minute before the next login attempt.
+";
+
+const OTHER: &str = "# Release notes
+
+The AuthService moved to a new cluster. The TokenCache is now larger.
+";
+
+fn shell(script: &str) -> Output {
+    let path = format!("{}:/usr/bin:/bin", kts_tests::profile_dir().display());
+    Command::new("bash")
+        .args(["-o", "pipefail", "-c", script])
+        .env_clear()
+        .env("PATH", path)
+        .output()
+        .expect("bash runs")
+}
+
+fn ok(output: Output) -> Output {
+    assert!(
+        output.status.success(),
+        "exit {:?}: {}",
+        output.status.code(),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output
+}
+
+fn scope() -> tempfile::TempDir {
+    let scope = tempfile::tempdir().unwrap();
+    for (name, text) in [("auth.md", AUTH), ("faq.md", FAQ), ("notes.md", OTHER)] {
+        std::fs::write(scope.path().join(name), text).unwrap();
+    }
+    let dir = scope.path().display();
+    ok(shell(&format!(
+        "kts-crawl '{dir}' | kts-convert | kts-chunk | kts-index '{dir}' && kts-graph '{dir}' --quiet"
+    )));
+    scope
+}
+
+fn query(scope: &Path, flags: &str) -> Vec<Value> {
+    let output = ok(shell(&format!(
+        "kts-query '{}' 'how do I fix a login failure with the AuthService' --mode bm25 {flags}",
+        scope.display()
+    )));
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect()
+}
+
+#[test]
+fn the_graph_signal_raises_documents_connected_to_the_question_entities() {
+    let scope = scope();
+    let plain = query(scope.path(), "");
+    assert_eq!(
+        plain[0]["path"], "faq.md",
+        "keywords alone prefer the FAQ: {plain:#?}"
+    );
+    assert!(plain.iter().all(|h| h["signals"].get("graph").is_none()));
+
+    let with_graph = query(scope.path(), "--graph --graph-weight 2");
+    let paths = |hits: &[Value]| {
+        let mut p: Vec<String> = hits.iter().map(|h| h["path"].to_string()).collect();
+        p.sort();
+        p
+    };
+    assert_eq!(
+        paths(&with_graph),
+        paths(&plain),
+        "the graph only reorders what the retrievers found"
+    );
+    assert_eq!(
+        with_graph.last().unwrap()["path"],
+        "faq.md",
+        "{with_graph:#?}"
+    );
+    for hit in &with_graph[..2] {
+        let signal = &hit["signals"]["graph"];
+        assert!(signal["rank"].as_u64().is_some(), "{hit}");
+        assert!(signal["score"].as_f64().unwrap() > 0.0, "{hit}");
+    }
+}
+
+#[test]
+fn the_context_holds_graph_facts_then_cited_passages_within_the_budget() {
+    let scope = scope();
+    let output = ok(shell(&format!(
+        "kts-query '{}' 'what does ERR-AUTH-401 mean' --mode bm25 --context --budget 300",
+        scope.path().display()
+    )));
+    let context = String::from_utf8(output.stdout).unwrap();
+    assert!(
+        context.starts_with("## Knowledge Graph Context\n"),
+        "{context}"
+    );
+    assert!(
+        context.contains("**ERR-AUTH-401** (ERROR_CODE, 2 mentions)"),
+        "{context}"
+    );
+    assert!(context.contains("Sources: auth.md"), "{context}");
+    let passages = context
+        .find("## Relevant Passages")
+        .expect("passages follow");
+    assert!(
+        context[passages..].contains("[1] auth.md > Login troubleshooting"),
+        "{context}"
+    );
+    assert!(
+        context.chars().count().div_ceil(4) <= 300,
+        "{} chars",
+        context.len()
+    );
+
+    let output = ok(shell(&format!(
+        "kts-query '{}' 'login failure' --mode bm25 --context",
+        scope.path().display()
+    )));
+    let context = String::from_utf8(output.stdout).unwrap();
+    assert!(
+        context.starts_with("## Relevant Passages\n\n[1] "),
+        "no entity named: passages alone: {context}"
+    );
+}
