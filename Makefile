@@ -52,7 +52,7 @@ bench: build
 bench-embed: models build
 	pipelines/bench/embed.sh
 
-bench-query: build
+bench-query: models build
 	pipelines/bench/query.sh
 
 bench-graph: build

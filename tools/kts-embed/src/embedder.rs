@@ -8,6 +8,7 @@ use std::sync::Mutex;
 
 use anyhow::{Context, anyhow, bail};
 use ort::environment::Environment;
+use ort::session::builder::GraphOptimizationLevel;
 use ort::session::{Session, SessionInputValue};
 use ort::value::Tensor;
 use tokenizers::{Encoding, Tokenizer, TruncationParams};
@@ -54,6 +55,8 @@ pub struct Embedder {
     /// loads ONNX Runtime (hundreds of MB).
     session: Option<Session>,
     threads: usize,
+    /// Whether ONNX Runtime optimises the graph when loading the model.
+    optimize: bool,
     batch: usize,
     stats: EmbedderStats,
 }
@@ -80,9 +83,19 @@ impl Embedder {
             tokenizer,
             session: None,
             threads: threads.max(1),
+            optimize: true,
             batch: 1,
             stats: EmbedderStats::default(),
         })
+    }
+
+    /// Loads the model without graph optimisations, for a process that
+    /// embeds a text or two: loading is about 4× faster (47 against 208 ms
+    /// for the default model), each run slower (25 against 4 ms for a short
+    /// query), and the vectors the same to cosine 0.99999.
+    pub fn with_quick_start(mut self) -> Self {
+        self.optimize = false;
+        self
     }
 
     /// Loads the ONNX model unless it is loaded.
@@ -94,6 +107,9 @@ impl Embedder {
         let environment = environment(&self.manifest.models_dir)?;
         let builder = ort_err(Session::builder(&environment))?;
         let mut builder = ort_err(builder.with_intra_threads(self.threads))?;
+        if !self.optimize {
+            builder = ort_err(builder.with_optimization_level(GraphOptimizationLevel::Disable))?;
+        }
         let session = ort_err(builder.commit_from_file(&model_path))
             .with_context(|| format!("loading {}", model_path.display()))?;
         check_tensor_names(&self.manifest, &session)?;

@@ -138,3 +138,19 @@ fn a_manifest_file_loads_the_same_model() {
         "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
     );
 }
+
+#[test]
+fn a_quick_start_gives_the_reference_vectors_too() {
+    let reference = reference();
+    let mut quick = embedder(1).with_quick_start();
+    let texts: Vec<&str> = reference.texts.iter().map(|e| e.text.as_str()).collect();
+    let vectors = quick.embed(&texts).unwrap();
+    for (entry, vector) in reference.texts.iter().zip(&vectors) {
+        let similarity = cosine(vector, &entry.embedding);
+        assert!(
+            similarity >= 0.99999,
+            "cosine {similarity} for {:?}",
+            entry.text
+        );
+    }
+}

@@ -24,7 +24,10 @@ use serde_json::{Value, json};
 
 const DIMS: usize = 384;
 const QUERIES: usize = 200;
-const MODEL: &str = "bench-random-384";
+/// The vectors are random but carry the default model's id, so that
+/// `kts-query SCOPE "question"` can embed a real question against them
+/// (the cold-process figure with the model).
+const MODEL: &str = "all-minilm-l6-v2-int8";
 const CHUNKS_PER_DOC: usize = 10;
 
 fn main() -> anyhow::Result<()> {

@@ -32,6 +32,8 @@ pub struct ModelChoice {
     /// The models folder; `None` means the project's, found from the executable.
     pub models_dir: Option<PathBuf>,
     pub threads: usize,
+    /// Only one question will be embedded: load the model for a quick start.
+    pub one_shot: bool,
 }
 
 impl ModelChoice {
@@ -66,8 +68,11 @@ impl ModelChoice {
             .model_id
             .as_deref()
             .context("the index has no embeddings: use --mode bm25")?;
-        let embedder = kts_embed::Embedder::load(&self.models_dir()?, id, self.threads)
+        let mut embedder = kts_embed::Embedder::load(&self.models_dir()?, id, self.threads)
             .with_context(|| format!("loading model {id}, which the index was built with"))?;
+        if self.one_shot {
+            embedder = embedder.with_quick_start();
+        }
         let sha256 = Some(embedder.manifest().model_sha256()).filter(|s| !s.is_empty());
         if Some(embedder.dims()) != meta.dims
             || weights_differ(meta.model_sha256.as_deref(), sha256)

@@ -292,6 +292,7 @@ impl Searcher {
             model: args.model.clone(),
             models_dir: args.models.clone(),
             threads: args.threads.map_or_else(default_threads, usize::from),
+            one_shot: !args.batch,
         };
         model.check(&meta, &args.dir)?;
         let mode = effective_mode(args.mode, store.has_vectors()?, messages)?;
