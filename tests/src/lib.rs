@@ -3,6 +3,7 @@
 //!
 //! - where things are: [`workspace_root`], [`shared_dir`], [`fixtures_dir`], [`bin`], [`target_dir`];
 //! - running a tool: [`run_tool`] (stdin bytes in; stdout, stderr, status out; a time limit);
+//!   running a shell pipeline of tools: [`shell`], [`succeeded`];
 //! - the fixtures: [`manifest`], [`file_record`], [`convert_fixture`];
 //! - the word-level quality scorer: [`score`] (and [`quality`] for the ground-truth sets).
 
@@ -12,7 +13,7 @@ mod score;
 use std::collections::HashMap;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitStatus, Stdio};
+use std::process::{Command, ExitStatus, Output, Stdio};
 use std::time::{Duration, Instant};
 
 pub use score::{Score, normalise, score, tokens, visible_text_contains};
@@ -23,6 +24,29 @@ pub fn workspace_root() -> PathBuf {
         .parent()
         .expect("kts-tests lives one level below the workspace root")
         .to_path_buf()
+}
+
+/// Runs a shell pipeline with `set -o pipefail`, the kts binaries of this
+/// build first on PATH and nothing else from the environment.
+pub fn shell(script: &str) -> Output {
+    let path = format!("{}:/usr/bin:/bin", profile_dir().display());
+    Command::new("bash")
+        .args(["-o", "pipefail", "-c", script])
+        .env_clear()
+        .env("PATH", path)
+        .output()
+        .expect("bash runs")
+}
+
+/// The output of a command that must have succeeded (else a panic with its stderr).
+pub fn succeeded(output: Output) -> Output {
+    assert!(
+        output.status.success(),
+        "exit {:?}: {}",
+        output.status.code(),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output
 }
 
 /// The shared data folder: `$KTS_SHARED_DIR`, else `<workspace root>/../shared`.

@@ -11,7 +11,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 use std::sync::OnceLock;
 
 use regex::Regex;
@@ -74,27 +74,6 @@ fn fixture(name: &str) -> String {
 
 // ---------------------------------------------------------------- running the tools
 
-/// Runs a shell pipeline with `set -o pipefail`, the kts binaries first on PATH.
-fn shell(script: &str) -> Output {
-    let path = format!("{}:/usr/bin:/bin", kts_tests::profile_dir().display());
-    Command::new("bash")
-        .args(["-o", "pipefail", "-c", script])
-        .env_clear()
-        .env("PATH", path)
-        .output()
-        .expect("bash runs")
-}
-
-fn ok(output: Output, what: &str) -> Output {
-    assert!(
-        output.status.success(),
-        "{what}: exit {:?}\nstderr:\n{}",
-        output.status.code(),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    output
-}
-
 fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
@@ -156,13 +135,10 @@ impl Scope {
         self.runs += 1;
         let stream = self.work.join(format!("stream-{}.jsonl", self.runs));
         let dir = self.dir.display();
-        let output = ok(
-            shell(&format!(
-                "kts-crawl '{dir}' | kts-convert | kts-chunk | tee '{}' | kts-index '{dir}'",
-                stream.display()
-            )),
-            "indexing the scope",
-        );
+        let output = kts_tests::succeeded(kts_tests::shell(&format!(
+            "kts-crawl '{dir}' | kts-convert | kts-chunk | tee '{}' | kts-index '{dir}'",
+            stream.display()
+        )));
         assert!(
             stderr(&output).contains("0 failed"),
             "some documents failed to index:\n{}",
@@ -208,10 +184,10 @@ impl Scope {
 
     /// `kts-graph DIR ARGS`, which must succeed.
     fn graph(&self, args: &str) -> Output {
-        ok(
-            shell(&format!("kts-graph '{}' {args}", self.dir.display())),
-            &format!("kts-graph {args}"),
-        )
+        kts_tests::succeeded(kts_tests::shell(&format!(
+            "kts-graph '{}' {args}",
+            self.dir.display()
+        )))
     }
 
     /// Brings the graph up to date and exports it: (summary on stderr, graph).

@@ -6,17 +6,6 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
-/// Runs a shell pipeline with `set -o pipefail`, the kts binaries first on PATH.
-fn pipeline(script: &str) -> Output {
-    let path = format!("{}:/usr/bin:/bin", kts_tests::profile_dir().display());
-    Command::new("bash")
-        .args(["-o", "pipefail", "-c", script])
-        .env_clear()
-        .env("PATH", path)
-        .output()
-        .expect("bash runs")
-}
-
 fn demo_scope() -> tempfile::TempDir {
     let scope = tempfile::tempdir().unwrap();
     let status = Command::new(kts_tests::bin("kts-sample"))
@@ -80,7 +69,7 @@ fn assert_valid(records: &[Value]) {
 fn the_readme_pipeline_turns_the_demo_scope_into_valid_chunks() {
     let scope = demo_scope();
     let dir = scope.path().display();
-    let output = pipeline(&format!("kts-crawl {dir} | kts-convert | kts-chunk"));
+    let output = kts_tests::shell(&format!("kts-crawl {dir} | kts-convert | kts-chunk"));
     assert!(
         output.status.success(),
         "{}",
@@ -136,7 +125,7 @@ fn a_rerun_sends_only_changes_and_deletions_down_the_pipeline() {
     let scope = demo_scope();
     let dir = scope.path().display();
     let full = format!("kts-crawl {dir} | kts-convert | kts-chunk");
-    assert!(pipeline(&full).status.success());
+    assert!(kts_tests::shell(&full).status.success());
 
     std::fs::write(
         scope.path().join("pipeline-overview.md"),
@@ -144,7 +133,7 @@ fn a_rerun_sends_only_changes_and_deletions_down_the_pipeline() {
     )
     .unwrap();
     std::fs::remove_file(scope.path().join("kts-faq.txt")).unwrap();
-    let output = pipeline(&format!(
+    let output = kts_tests::shell(&format!(
         "kts-crawl {dir} --changed-only | kts-convert | kts-chunk"
     ));
     assert!(
@@ -186,7 +175,7 @@ fn every_stage_ends_quietly_when_its_reader_stops_early() {
         format!("kts-crawl {dir} | kts-convert --no-store | head -1"),
         format!("kts-crawl {dir} | kts-convert --no-store | kts-chunk | head -1"),
     ] {
-        let output = pipeline(&script);
+        let output = kts_tests::shell(&script);
         assert!(output.status.success(), "{script}: {:?}", output.status);
         assert!(
             output.stderr.is_empty(),
@@ -204,7 +193,7 @@ fn a_damaged_file_is_reported_and_the_rest_is_indexed() {
     let bytes = std::fs::read(&docx).unwrap();
     std::fs::write(Path::new(&docx), &bytes[..bytes.len() / 3]).unwrap();
     let dir = scope.path().display();
-    let output = pipeline(&format!("kts-crawl {dir} | kts-convert | kts-chunk"));
+    let output = kts_tests::shell(&format!("kts-crawl {dir} | kts-convert | kts-chunk"));
     assert_eq!(
         output.status.code(),
         Some(1),
@@ -236,7 +225,7 @@ fn a_damaged_file_is_reported_and_the_rest_is_indexed() {
 fn once_a_scope_is_indexed_status_is_measured_against_the_index() {
     let scope = demo_scope();
     let dir = scope.path().display();
-    let index = pipeline(&format!(
+    let index = kts_tests::shell(&format!(
         "kts-crawl {dir} | kts-convert | kts-chunk | kts-index {dir}"
     ));
     assert!(
@@ -253,12 +242,12 @@ fn once_a_scope_is_indexed_status_is_measured_against_the_index() {
     .unwrap();
     std::fs::remove_file(scope.path().join("glossary.json")).unwrap();
     assert!(
-        pipeline(&format!("kts-crawl {dir} > /dev/null"))
+        kts_tests::shell(&format!("kts-crawl {dir} > /dev/null"))
             .status
             .success()
     );
 
-    let output = pipeline(&format!("kts-crawl {dir} --changed-only"));
+    let output = kts_tests::shell(&format!("kts-crawl {dir} --changed-only"));
     assert!(output.status.success());
     let statuses: Vec<(String, String)> = records(&output)
         .iter()
@@ -277,4 +266,27 @@ fn once_a_scope_is_indexed_status_is_measured_against_the_index() {
         ],
         "still work to do until the index has it"
     );
+}
+
+#[test]
+fn graph_answers_on_the_demo_scope_follow_their_schema() {
+    let scope = demo_scope();
+    let dir = scope.path().display();
+    kts_tests::succeeded(kts_tests::shell(&format!(
+        "kts-crawl {dir} | kts-convert | kts-chunk | kts-index {dir} && kts-graph {dir}"
+    )));
+    let mut answers = Vec::new();
+    for question in [
+        "entities",
+        "central --top 5",
+        "related kts-faq.txt",
+        "neighbors json --hops 2",
+    ] {
+        let output = kts_tests::succeeded(kts_tests::shell(&format!("kts-graph {dir} {question}")));
+        let records = records(&output);
+        assert!(!records.is_empty(), "kts-graph {question} answered nothing");
+        answers.extend(records);
+    }
+    assert_valid(&answers);
+    assert!(answers.iter().all(|r| r["schema"] == "kts.node/1"));
 }

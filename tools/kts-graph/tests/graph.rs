@@ -2,7 +2,7 @@
 //! it answers, and that updates touch only the documents that changed.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::Value;
 
@@ -36,36 +36,15 @@ Tomato plants need water every morning in summer. Mulch keeps the soil moist,
 and tomato plants grown in pots need more water than tomato plants in beds.
 ";
 
-/// Runs a shell pipeline with `set -o pipefail`, the kts binaries first on PATH.
-fn shell(script: &str) -> Output {
-    let path = format!("{}:/usr/bin:/bin", kts_tests::profile_dir().display());
-    Command::new("bash")
-        .args(["-o", "pipefail", "-c", script])
-        .env_clear()
-        .env("PATH", path)
-        .output()
-        .expect("bash runs")
-}
-
-fn ok(output: Output) -> Output {
-    assert!(
-        output.status.success(),
-        "exit {:?}: {}",
-        output.status.code(),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    output
-}
-
 fn index(scope: &Path) {
     let dir = scope.display();
-    ok(shell(&format!(
+    kts_tests::succeeded(kts_tests::shell(&format!(
         "kts-crawl '{dir}' | kts-convert | kts-chunk | kts-index '{dir}'"
     )));
 }
 
 fn graph(scope: &Path, args: &str) -> Output {
-    ok(shell(&format!(
+    kts_tests::succeeded(kts_tests::shell(&format!(
         "kts-graph '{}' --seed 'PERSON:Jane Doe' {args}",
         scope.display()
     )))
@@ -227,7 +206,7 @@ fn graph_questions_are_answered() {
         "{central:#?}"
     );
 
-    let missing = shell(&format!(
+    let missing = kts_tests::shell(&format!(
         "kts-graph '{}' neighbors Nobody",
         scope.path().display()
     ));
@@ -261,7 +240,7 @@ fn updates_touch_only_the_documents_that_changed() {
     .unwrap();
     std::fs::remove_file(scope.path().join("garden.md")).unwrap();
     index(scope.path());
-    let lagging = shell(&format!("kts-graph '{}' central", scope.path().display()));
+    let lagging = kts_tests::shell(&format!("kts-graph '{}' central", scope.path().display()));
     assert!(
         stderr(&lagging).contains("lags the index by 1 documents"),
         "{}",

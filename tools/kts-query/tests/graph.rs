@@ -2,7 +2,6 @@
 //! and the --context output. Keyword search only, so no model is needed.
 
 use std::path::Path;
-use std::process::{Command, Output};
 
 use serde_json::Value;
 
@@ -24,40 +23,20 @@ const OTHER: &str = "# Release notes
 The AuthService moved to a new cluster. The TokenCache is now larger.
 ";
 
-fn shell(script: &str) -> Output {
-    let path = format!("{}:/usr/bin:/bin", kts_tests::profile_dir().display());
-    Command::new("bash")
-        .args(["-o", "pipefail", "-c", script])
-        .env_clear()
-        .env("PATH", path)
-        .output()
-        .expect("bash runs")
-}
-
-fn ok(output: Output) -> Output {
-    assert!(
-        output.status.success(),
-        "exit {:?}: {}",
-        output.status.code(),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    output
-}
-
 fn scope() -> tempfile::TempDir {
     let scope = tempfile::tempdir().unwrap();
     for (name, text) in [("auth.md", AUTH), ("faq.md", FAQ), ("notes.md", OTHER)] {
         std::fs::write(scope.path().join(name), text).unwrap();
     }
     let dir = scope.path().display();
-    ok(shell(&format!(
+    kts_tests::succeeded(kts_tests::shell(&format!(
         "kts-crawl '{dir}' | kts-convert | kts-chunk | kts-index '{dir}' && kts-graph '{dir}' --quiet"
     )));
     scope
 }
 
 fn query(scope: &Path, flags: &str) -> Vec<Value> {
-    let output = ok(shell(&format!(
+    let output = kts_tests::succeeded(kts_tests::shell(&format!(
         "kts-query '{}' 'how do I fix a login failure with the AuthService' --mode bm25 {flags}",
         scope.display()
     )));
@@ -103,7 +82,7 @@ fn the_graph_signal_raises_documents_connected_to_the_question_entities() {
 #[test]
 fn the_context_holds_graph_facts_then_cited_passages_within_the_budget() {
     let scope = scope();
-    let output = ok(shell(&format!(
+    let output = kts_tests::succeeded(kts_tests::shell(&format!(
         "kts-query '{}' 'what does ERR-AUTH-401 mean' --mode bm25 --context --budget 300",
         scope.path().display()
     )));
@@ -130,7 +109,7 @@ fn the_context_holds_graph_facts_then_cited_passages_within_the_budget() {
         context.len()
     );
 
-    let output = ok(shell(&format!(
+    let output = kts_tests::succeeded(kts_tests::shell(&format!(
         "kts-query '{}' 'login failure' --mode bm25 --context",
         scope.path().display()
     )));
