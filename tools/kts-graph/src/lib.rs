@@ -124,7 +124,7 @@ pub enum Command {
     /// The entities, most mentioned first.
     Entities {
         /// Only entities of this kind (TERM, SYSTEM, CONCEPT, ACRONYM, ERROR_CODE, PERSON).
-        #[arg(long, value_parser = parse_kind)]
+        #[arg(long, value_parser = settings::parse_kind)]
         kind: Option<EntityKind>,
     },
 }
@@ -133,13 +133,6 @@ pub enum Command {
 pub enum ExportForm {
     /// Node-link JSON: {"nodes": [...], "links": [...]}, as NetworkX reads it.
     NodeLink,
-}
-
-fn parse_kind(text: &str) -> Result<EntityKind, String> {
-    EntityKind::parse(text).ok_or_else(|| {
-        let kinds: Vec<&str> = EntityKind::ALL.iter().map(|k| k.as_str()).collect();
-        format!("unknown kind {text:?}: one of {}", kinds.join(", "))
-    })
 }
 
 /// The clap definition, for man pages and completions.

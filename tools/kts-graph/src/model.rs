@@ -78,6 +78,22 @@ pub struct Node {
     pub expansion: Option<String>,
 }
 
+impl Node {
+    /// A node with no mentions, path, definition or expansion yet.
+    fn new(id: String, kind: NodeKind, name: String, key: String) -> Node {
+        Node {
+            id,
+            kind,
+            name,
+            key,
+            mentions: 0,
+            path: None,
+            definition: None,
+            expansion: None,
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Edge {
     pub label: &'static str,
@@ -175,19 +191,14 @@ impl Builder {
         })?;
         for row in rows {
             let (doc_id, path, title) = row?;
+            let name = if title.is_empty() {
+                path.clone()
+            } else {
+                title
+            };
             self.add(Node {
-                id: format!("doc:{doc_id}"),
-                kind: NodeKind::Document,
-                name: if title.is_empty() {
-                    path.clone()
-                } else {
-                    title
-                },
-                key: doc_id,
-                mentions: 0,
                 path: Some(path),
-                definition: None,
-                expansion: None,
+                ..Node::new(format!("doc:{doc_id}"), NodeKind::Document, name, doc_id)
             });
         }
         Ok(())
@@ -242,14 +253,8 @@ impl Builder {
             }
             let node_kind = NodeKind::Entity(kind);
             let index = self.add(Node {
-                id: entity_id(node_kind, &key),
-                kind: node_kind,
-                name,
-                key: key.clone(),
                 mentions: total,
-                path: None,
-                definition: None,
-                expansion: None,
+                ..Node::new(entity_id(node_kind, &key), node_kind, name, key.clone())
             });
             kept.insert((kind_name, key), index);
         }
@@ -300,15 +305,10 @@ impl Builder {
                 continue;
             };
             let path = self.kg.graph[doc].path.clone();
+            let id = format!("chunk:{chunk_id}");
             let chunk = self.add(Node {
-                id: format!("chunk:{chunk_id}"),
-                kind: NodeKind::Chunk,
-                name: chunk_id.clone(),
-                key: chunk_id,
-                mentions: 0,
                 path,
-                definition: None,
-                expansion: None,
+                ..Node::new(id, NodeKind::Chunk, chunk_id.clone(), chunk_id)
             });
             self.link(chunk, doc, "PART_OF", 1.0);
             let most = list.iter().map(|(_, c)| *c).max().unwrap_or(1) as f64;
@@ -531,16 +531,12 @@ impl Builder {
         words.sort();
         words.dedup();
         for word in words {
-            let index = self.add(Node {
-                id: entity_id(NodeKind::Topic, word),
-                kind: NodeKind::Topic,
-                name: word.clone(),
-                key: word.clone(),
-                mentions: 0,
-                path: None,
-                definition: None,
-                expansion: None,
-            });
+            let index = self.add(Node::new(
+                entity_id(NodeKind::Topic, word),
+                NodeKind::Topic,
+                word.clone(),
+                word.clone(),
+            ));
             topic_nodes.insert(word.clone(), index);
         }
         for (doc_id, scored) in &chosen {

@@ -108,15 +108,20 @@ impl Settings {
     }
 }
 
+/// A `--kind` flag's value (or a seed's kind), case-insensitive.
+pub fn parse_kind(text: &str) -> Result<EntityKind, String> {
+    EntityKind::parse(text).ok_or_else(|| {
+        let kinds: Vec<&str> = EntityKind::ALL.iter().map(|k| k.as_str()).collect();
+        format!("unknown kind {text:?}: one of {}", kinds.join(", "))
+    })
+}
+
 /// A `--seed KIND:NAME` flag's value.
 pub fn parse_seed(text: &str) -> Result<Seed, String> {
     let (kind, name) = text
         .split_once(':')
         .ok_or_else(|| format!("{text:?} is not KIND:NAME (e.g. PERSON:Jane Doe)"))?;
-    let kind = EntityKind::parse(kind).ok_or_else(|| {
-        let kinds: Vec<&str> = EntityKind::ALL.iter().map(|k| k.as_str()).collect();
-        format!("unknown kind {kind:?}: one of {}", kinds.join(", "))
-    })?;
+    let kind = parse_kind(kind)?;
     let name = name.trim();
     if name.is_empty() {
         return Err(format!("{text:?} has no name"));

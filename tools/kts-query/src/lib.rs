@@ -7,6 +7,7 @@ mod fuse;
 mod graph;
 mod output;
 
+use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -172,7 +173,7 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         Some(question) if args.context => {
             let hits = searcher.search(question, None)?;
             let seeds = searcher.seeds(question)?;
-            let graph = searcher.graph.as_ref().map(|g| (g, seeds.as_slice()));
+            let graph = searcher.graph()?.map(|g| (g, seeds.as_slice()));
             let text = context::markdown(graph, &hits, args.budget);
             std::io::stdout().lock().write_all(text.as_bytes())?;
         }
@@ -279,8 +280,7 @@ pub struct Searcher {
     /// when the scope has none).
     rank_with_graph: bool,
     graph_weight: f64,
-    graph: Option<QueryGraph>,
-    graph_loaded: bool,
+    graph: std::cell::OnceCell<Option<QueryGraph>>,
 }
 
 impl Searcher {
@@ -315,8 +315,7 @@ impl Searcher {
             },
             rank_with_graph: args.graph,
             graph_weight: args.graph_weight,
-            graph: None,
-            graph_loaded: false,
+            graph: std::cell::OnceCell::new(),
         };
         if mode != Mode::Bm25 && !args.batch {
             searcher.embedder()?;
@@ -355,17 +354,18 @@ impl Searcher {
         }
     }
 
-    /// The scope's graph entities the question names (none without a graph).
-    pub fn seeds(&mut self, text: &str) -> anyhow::Result<Vec<NodeIndex>> {
-        if !self.graph_loaded {
-            self.graph = QueryGraph::load(&self.store, self.store.scope())?;
-            self.graph_loaded = true;
+    /// The scope's graph, loaded at first use (`None` when kts-graph built none).
+    fn graph(&self) -> anyhow::Result<Option<&QueryGraph>> {
+        if self.graph.get().is_none() {
+            let loaded = QueryGraph::load(&self.store, self.store.scope())?;
+            let _ = self.graph.set(loaded);
         }
-        Ok(self
-            .graph
-            .as_ref()
-            .map(|g| g.seeds(text))
-            .unwrap_or_default())
+        Ok(self.graph.get().and_then(Option::as_ref))
+    }
+
+    /// The scope's graph entities the question names (none without a graph).
+    pub fn seeds(&self, text: &str) -> anyhow::Result<Vec<NodeIndex>> {
+        Ok(self.graph()?.map(|g| g.seeds(text)).unwrap_or_default())
     }
 
     /// The results for one question, best first.
@@ -379,27 +379,30 @@ impl Searcher {
             _ => Some(self.query_vector(text, given)?),
         };
         let mut lists = self.retrieve(text, vector.as_deref())?;
-        let seeds = match self.rank_with_graph {
-            true => self.seeds(text)?,
-            false => Vec::new(),
+        // Chunk → document, asked of the store once per chunk.
+        let mut docs: HashMap<i64, Option<String>> = HashMap::new();
+        let store = &self.store;
+        let mut doc_of = |rowid: i64| -> anyhow::Result<Option<String>> {
+            if let Some(doc) = docs.get(&rowid) {
+                return Ok(doc.clone());
+            }
+            let doc = store.doc_id_of(rowid)?;
+            docs.insert(rowid, doc.clone());
+            Ok(doc)
         };
-        if let (Some(graph), false) = (&self.graph, seeds.is_empty()) {
-            let scores = graph.document_scores(&graph.reach(&seeds));
-            let store = &self.store;
-            let list = graph_list(&lists, &scores, |rowid| store.doc_id_of(rowid))?;
-            if !list.is_empty() {
-                lists.push(("graph", list));
+        if self.rank_with_graph {
+            let seeds = self.seeds(text)?;
+            if let (Some(graph), false) = (self.graph()?, seeds.is_empty()) {
+                let scores = graph.document_scores(&graph.reach(&seeds));
+                let list = graph_list(&lists, &scores, &mut doc_of)?;
+                if !list.is_empty() {
+                    lists.push(("graph", list));
+                }
             }
         }
-        let store = &self.store;
         let graph_weight = self.graph_weight;
         let weight_of = |name: &str| if name == "graph" { graph_weight } else { 1.0 };
-        let kept = top_k(
-            fuse(&lists, weight_of),
-            self.top_k,
-            self.all_chunks,
-            |rowid| store.doc_id_of(rowid),
-        )?;
+        let kept = top_k(fuse(&lists, weight_of), self.top_k, self.all_chunks, doc_of)?;
         self.hit_records(&kept)
     }
 

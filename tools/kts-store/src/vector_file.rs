@@ -123,10 +123,14 @@ impl Header {
 
 /// The version stamped on the vector file at `path`, if it is one.
 pub(crate) fn file_version(path: &Path) -> Option<u64> {
+    read_header(&File::open(path).ok()?).map(|h| h.version)
+}
+
+/// The header at the start of `file`, if it is a vector file's.
+fn read_header(file: &File) -> Option<Header> {
     let mut header = [0u8; HEADER];
-    let mut file = File::open(path).ok()?;
-    std::io::Read::read_exact(&mut file, &mut header).ok()?;
-    Header::decode(&header).map(|h| h.version)
+    std::io::Read::read_exact(&mut &*file, &mut header).ok()?;
+    Header::decode(&header)
 }
 
 /// Writes the vectors of `chunks_vec` to `path` (through a temporary file and
@@ -254,11 +258,7 @@ impl VectorFile {
             return Ok(None);
         };
         let len = file.metadata()?.len() as usize;
-        let mut head = [0u8; HEADER];
-        if std::io::Read::read_exact(&mut &file, &mut head).is_err() {
-            return Ok(None);
-        }
-        let Some(header) = Header::decode(&head) else {
+        let Some(header) = read_header(&file) else {
             return Ok(None);
         };
         let layout = Layout::new(header.dims, header.rows, header.names_len);
