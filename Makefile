@@ -44,7 +44,7 @@ docs:
 	$(CARGO) run -q -p kts-docgen
 
 eval: models build
-	$(RELEASE)/kts-eval ../shared/eval/scifact --split train
+	$(RELEASE)/kts-eval ../shared/eval/scifact --split train --steps
 
 bench: build
 	pipelines/bench/ingest.sh

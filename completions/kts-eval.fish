@@ -12,5 +12,7 @@ complete -c kts-eval -l query-arg -d 'An extra argument for kts-query, e.g. --qu
 complete -c kts-eval -l keep -d 'Also keep the doc stream and kts-query\'s output in WORK'
 complete -c kts-eval -l reindex -d 'Rebuild the index even when WORK holds one that could be reused'
 complete -c kts-eval -l any-build -d 'Reuse WORK\'s index even when kts-chunk, kts-embed or kts-index were rebuilt since it was made (same corpus and chunking): for measuring query-side changes while the rest of the workspace relinks'
+complete -c kts-eval -l steps -d 'Also measure each step of kts-query\'s pipeline on and off (in the last mode given), against every step off and the default steps'
+complete -c kts-eval -l fit-confidence -d 'Fit kts-query\'s confidence model on this run\'s first 10 hits per query and report its coefficients (for rank/confidence.rs)'
 complete -c kts-eval -s h -l help -d 'Print help'
 complete -c kts-eval -s V -l version -d 'Print version'

@@ -23,7 +23,7 @@ _kts__query() {
 
     case "${cmd}" in
         kts__query)
-            opts="-q -h -V --batch --mode --top-k --candidates --all-chunks --doc-type --format --graph --graph-weight --context --budget --model --models --threads --quiet --help --version"
+            opts="-q -h -V --batch --mode --top-k --candidates --all-chunks --doc-type --format --graph --with --without --weight --min-filtered --explain --min-confidence --ledger --context --budget --model --models --threads --quiet --evidence --min-coverage --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -49,7 +49,23 @@ _kts__query() {
                     COMPREPLY=($(compgen -W "jsonl text" -- "${cur}"))
                     return 0
                     ;;
-                --graph-weight)
+                --with)
+                    COMPREPLY=($(compgen -W "acronyms synonyms filters decompose step-back signals graph" -- "${cur}"))
+                    return 0
+                    ;;
+                --without)
+                    COMPREPLY=($(compgen -W "acronyms synonyms filters decompose step-back signals graph" -- "${cur}"))
+                    return 0
+                    ;;
+                --weight)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --min-filtered)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --min-confidence)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -66,6 +82,14 @@ _kts__query() {
                     return 0
                     ;;
                 --threads)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --evidence)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --min-coverage)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

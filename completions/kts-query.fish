@@ -6,14 +6,34 @@ complete -c kts-query -l candidates -d 'Chunks each retriever contributes before
 complete -c kts-query -l doc-type -d 'Only documents of this type (POLICY, SOP, GUIDE, ...)' -r
 complete -c kts-query -l format -r -f -a "jsonl\t'kts.hit/1 records, one per line'
 text\t'Rank, score, citation and a snippet, for humans'"
-complete -c kts-query -l graph-weight -d 'The graph list\'s weight in the fusion (the retrievers\' lists weigh 1)' -r
+complete -c kts-query -l with -d 'Steps of the query pipeline to run besides the default ones' -r -f -a "acronyms\t'Acronyms in the question also search for their expansions'
+synonyms\t'Words of the question also search for their synonyms'
+filters\t'Intent words, error codes and systems become metadata filters'
+decompose\t'A question with several parts is searched part by part'
+step-back\t'A more general question about the question\'s main entity joins the search'
+signals\t'Ranking signals after fusion (error code, intent, title, entities, density)'
+graph\t'The knowledge graph\'s connectivity joins the fusion'"
+complete -c kts-query -l without -d 'Steps of the query pipeline not to run' -r -f -a "acronyms\t'Acronyms in the question also search for their expansions'
+synonyms\t'Words of the question also search for their synonyms'
+filters\t'Intent words, error codes and systems become metadata filters'
+decompose\t'A question with several parts is searched part by part'
+step-back\t'A more general question about the question\'s main entity joins the search'
+signals\t'Ranking signals after fusion (error code, intent, title, entities, density)'
+graph\t'The knowledge graph\'s connectivity joins the fusion'"
+complete -c kts-query -l weight -d 'Override a ranking weight (repeatable); `--explain` lists them' -r
+complete -c kts-query -l min-filtered -d 'A filtered search returning fewer documents than this is joined by the unfiltered one' -r
+complete -c kts-query -l min-confidence -d 'Leave out hits whose confidence is below this; with none left, say so on stderr (the answer abstains)' -r
 complete -c kts-query -l budget -d 'The --context\'s size, in tokens (estimated as characters / 4)' -r
 complete -c kts-query -l model -d 'The embedding model [default: the one the index was built with]; another one is refused' -r
 complete -c kts-query -l models -d 'The models folder (manifests, and cache/ filled by models/fetch) [default: the project\'s models/ found from the executable]' -r -F
 complete -c kts-query -l threads -d 'Threads for embedding the question [default: the number of cores]' -r
+complete -c kts-query -l evidence -d 'Check an answer (a Markdown file, or - for stdin) against the scope: kts.evidence/1 records, one per claim, then a summary' -r -F
+complete -c kts-query -l min-coverage -d 'With --evidence: the share of supported claims below which the unsupported claims are searched again, and the answer flagged' -r
 complete -c kts-query -l batch -d 'Read queries as JSON lines on stdin: {"id": ..., "text": ...}'
 complete -c kts-query -l all-chunks -d 'Keep every matching chunk, not only the best one of each document'
-complete -c kts-query -l graph -d 'Also rank by the scope\'s knowledge graph (built by kts-graph)'
+complete -c kts-query -l graph -d 'Also rank by the scope\'s knowledge graph (built by kts-graph); the same as --with graph'
+complete -c kts-query -l explain -d 'Write first a kts.plan/1 record: what each step of the pipeline did'
+complete -c kts-query -l ledger -d 'Append a kts.ledger/1 record per query to DIR/.kts/ledger.jsonl'
 complete -c kts-query -l context -d 'Print a Markdown context for an LLM (graph facts, then cited passages) instead of records'
 complete -c kts-query -s q -l quiet -d 'Do not print warnings and per-query errors (the exit status still tells)'
 complete -c kts-query -s h -l help -d 'Print help (see more with \'--help\')'

@@ -8,6 +8,7 @@ mod input;
 mod messages;
 mod output;
 mod progress;
+pub mod time;
 
 pub use input::{Incoming, JsonlReader};
 pub use messages::Messages;

@@ -2,7 +2,6 @@
 
 mod baseline;
 mod manifest;
-mod time;
 mod walk;
 
 use std::path::PathBuf;
@@ -131,7 +130,7 @@ fn record(root: &str, path: &str, entry: &Entry, status: FileStatus) -> FileReco
         path: path.to_string(),
         root: Some(root.to_string()),
         size: entry.size,
-        mtime: time::rfc3339_from_nanos(entry.mtime_ns),
+        mtime: kts_cli::time::rfc3339_from_nanos(entry.mtime_ns),
         sha256: entry.sha256.clone(),
         format: entry.format,
         status,

@@ -10,7 +10,7 @@ use sha2::{Digest, Sha256};
 use walkdir::WalkDir;
 
 use crate::manifest::Entry;
-use crate::time::nanos_since_epoch;
+use kts_cli::time::nanos_since_epoch;
 
 /// A regular file under the root, before it is read.
 pub struct Found {

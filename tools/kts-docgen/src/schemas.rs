@@ -3,7 +3,8 @@
 use std::path::Path;
 
 use kts_record::{
-    ChunkRecord, DocRecord, ErrorRecord, FileRecord, HitRecord, NodeRecord, Record, json_schema,
+    ChunkRecord, DocRecord, ErrorRecord, EvidenceRecord, FileRecord, HitRecord, LedgerRecord,
+    NodeRecord, PlanRecord, Record, json_schema,
 };
 
 use crate::Generated;
@@ -16,6 +17,9 @@ pub(crate) fn files() -> Vec<Generated> {
         file::<ErrorRecord>(),
         file::<HitRecord>(),
         file::<NodeRecord>(),
+        file::<EvidenceRecord>(),
+        file::<PlanRecord>(),
+        file::<LedgerRecord>(),
     ]
 }
 

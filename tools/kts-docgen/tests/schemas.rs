@@ -4,8 +4,8 @@
 use std::path::Path;
 
 use kts_record::{
-    ChunkRecord, DocRecord, ErrorCode, ErrorRecord, FileRecord, FileStatus, Format, HitRecord,
-    ImageRef, Record, Signal,
+    ChunkRecord, DocRecord, ErrorCode, ErrorRecord, EvidenceCitation, EvidenceKind, EvidenceRecord,
+    FileRecord, FileStatus, Format, HitRecord, ImageRef, Record, Signal,
 };
 use serde_json::{Map, Value, json};
 
@@ -103,6 +103,44 @@ fn hit_schema() {
         page: Some(1),
         slide: None,
         signals: signals.into_iter().collect(),
+        confidence: Some(0.87),
+    });
+}
+
+#[test]
+fn evidence_schema() {
+    let citation = EvidenceCitation {
+        path: "policies/leave.docx".into(),
+        chunk_id: "5e0b9c1d2a3f4e67".into(),
+        heading_path: vec!["Annual leave policy".into()],
+        start: 23,
+        end: 55,
+        page: Some(1),
+        slide: None,
+        score: 0.81,
+        vector: Some(0.62),
+        lexical: 1.0,
+    };
+    // One record with every field, so that the check sees them all.
+    check(EvidenceRecord {
+        schema: EvidenceRecord::SCHEMA.into(),
+        kind: EvidenceKind::Claim,
+        index: Some(0),
+        claim: Some("Staff accrue 2.5 days per month.".into()),
+        supported: Some(true),
+        support: Some(0.81),
+        citations: Some(vec![citation.clone()]),
+        nearest: Some(citation),
+        query: Some("Staff accrue 2.5 days per month.".into()),
+        retried: Some(true),
+        retry_query: Some("how much leave accrue staff 2.5 days per month".into()),
+        question: Some("how much leave do I get".into()),
+        claims: Some(1),
+        supported_claims: Some(1),
+        coverage: Some(1.0),
+        min_coverage: Some(0.5),
+        low_confidence: Some(false),
+        unsupported: Some(vec![]),
     });
 }
 

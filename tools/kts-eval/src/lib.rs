@@ -2,7 +2,9 @@
 //! through the real pipeline (`kts-chunk | kts-embed | kts-index`, then
 //! `kts-query --batch`), and reports nDCG@10, recall@100 and MRR@10 per mode.
 
+mod ablation;
 pub mod beir;
+pub mod calibration;
 pub mod metrics;
 pub mod pipeline;
 mod report;
@@ -104,6 +106,16 @@ pub struct Args {
     /// Passed to kts-chunk as --overlap.
     #[arg(long, value_name = "CHARS")]
     pub chunk_overlap: Option<u32>,
+
+    /// Also measure each step of kts-query's pipeline on and off (in the
+    /// last mode given), against every step off and the default steps.
+    #[arg(long)]
+    pub steps: bool,
+
+    /// Fit kts-query's confidence model on this run's first 10 hits per
+    /// query and report its coefficients (for rank/confidence.rs).
+    #[arg(long)]
+    pub fit_confidence: bool,
 
     /// An extra argument for kts-query, e.g. --query-arg=--candidates=300
     /// (repeatable).
@@ -319,8 +331,27 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
                 run.unknown_queries
             ));
         }
-        mode_reports.push(ModeReport::score(*mode, &queries, &run));
+        let mut report = ModeReport::score(*mode, &queries, &run);
+        if args.fit_confidence {
+            report.confidence_fit = Some(calibration::fit(&calibration::labelled(&queries, &run)));
+        }
+        mode_reports.push(report);
     }
+
+    let ablation = match (args.steps, modes.last()) {
+        (true, Some(mode)) => {
+            let settings = pipeline::QuerySettings {
+                mode: *mode,
+                top_k: args.top_k,
+                extra_args: args.query_arg.clone(),
+            };
+            let warn = |m: &str| messages.warn(m);
+            Some(ablation::measure(
+                &tools, &work, &settings, &queries, &warn,
+            )?)
+        }
+        _ => None,
+    };
 
     let report = Report {
         dataset: dataset.name(),
@@ -337,6 +368,7 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         chunk_args: marker.key.chunk_args.clone(),
         query_args: args.query_arg.clone(),
         modes: mode_reports,
+        ablation,
         wall_seconds: started.elapsed().as_secs_f64(),
     };
     eprint!("{}", report.table());

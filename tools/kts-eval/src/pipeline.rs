@@ -360,6 +360,8 @@ impl Mode {
 pub struct Run {
     /// query_id → document ids, best first (as ranked by kts-query; repeats kept).
     pub rankings: HashMap<String, Vec<String>>,
+    /// query_id → each hit's confidence and confidence features, in the same order.
+    pub confidences: HashMap<String, Vec<HitConfidence>>,
     pub seconds: f64,
     /// kts.error/1 records and lines that were not hits.
     pub errors: usize,
@@ -376,6 +378,18 @@ struct BatchHit {
     doc_id: String,
     #[serde(default)]
     rank: Option<usize>,
+    #[serde(default)]
+    signals: std::collections::BTreeMap<String, kts_record::Signal>,
+    #[serde(default)]
+    confidence: Option<f64>,
+}
+
+/// What kts-query said of a hit's relevance.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HitConfidence {
+    pub confidence: Option<f64>,
+    /// The inputs of kts-query's confidence model (see `kts_query::rank::confidence`).
+    pub features: [f64; 7],
 }
 
 fn id_string(value: &Value) -> Option<String> {
@@ -395,7 +409,7 @@ pub fn read_hits(
     run: &mut Run,
     warn: &dyn Fn(&str),
 ) -> anyhow::Result<()> {
-    let mut ranked: HashMap<String, Vec<(usize, usize, String)>> = HashMap::new();
+    let mut ranked: HashMap<String, Vec<(usize, usize, String, HitConfidence)>> = HashMap::new();
     for (n, line) in output.lines().enumerate() {
         let line = line.context("reading kts-query's output")?;
         if let Some(tee) = tee.as_mut() {
@@ -447,15 +461,25 @@ pub fn read_hits(
             run.unknown_queries += 1;
             continue;
         }
+        let rank = hit.rank.unwrap_or(usize::MAX);
+        let signals = hit
+            .signals
+            .iter()
+            .map(|(name, s)| (name.as_str(), s.rank.unwrap_or(0), s.score));
+        let confidence = HitConfidence {
+            confidence: hit.confidence,
+            features: kts_query::rank::confidence::features_of(signals, rank),
+        };
         ranked
             .entry(query)
             .or_default()
-            .push((hit.rank.unwrap_or(usize::MAX), n, hit.doc_id));
+            .push((rank, n, hit.doc_id, confidence));
     }
     for (query, mut hits) in ranked {
-        hits.sort_by_key(|&(rank, line, _)| (rank, line));
-        run.rankings
-            .insert(query, hits.into_iter().map(|(_, _, doc)| doc).collect());
+        hits.sort_by_key(|(rank, line, _, _)| (*rank, *line));
+        let (docs, confidences) = hits.into_iter().map(|(_, _, doc, c)| (doc, c)).unzip();
+        run.rankings.insert(query.clone(), docs);
+        run.confidences.insert(query, confidences);
     }
     Ok(())
 }

@@ -2,7 +2,9 @@
 
 use serde_json::{Value, json};
 
+use crate::ablation::Ablation;
 use crate::beir::Query;
+use crate::calibration::{self, Fit};
 use crate::metrics::{self, MRR_AT, NDCG_AT, QueryScores, RECALL_AT};
 use crate::pipeline::{Mode, Run};
 
@@ -17,6 +19,14 @@ pub struct ModeReport {
     pub errors: usize,
     /// Wall time of the kts-query batch run (start-up included).
     pub query_seconds: f64,
+    /// How well the hits' confidence separates relevant from irrelevant
+    /// ones among the first 10 of each query.
+    pub confidence_auroc: Option<f64>,
+    /// How well the answer set's confidence (its best hit's) tells the
+    /// queries with a relevant document in their first 10 hits.
+    pub answer_auroc: Option<f64>,
+    /// With --fit-confidence: the confidence model fitted on this run.
+    pub confidence_fit: Option<Fit>,
 }
 
 impl ModeReport {
@@ -39,6 +49,9 @@ impl ModeReport {
             queries_without_hits: without_hits,
             errors: run.errors,
             query_seconds: run.seconds,
+            confidence_auroc: calibration::confidence_auroc(&calibration::labelled(queries, run)),
+            answer_auroc: calibration::answer_auroc(queries, run),
+            confidence_fit: None,
         }
     }
 
@@ -70,6 +83,8 @@ pub struct Report {
     /// Extra arguments given to kts-query.
     pub query_args: Vec<String>,
     pub modes: Vec<ModeReport>,
+    /// With --steps: each pipeline step on and off.
+    pub ablation: Option<Ablation>,
     pub wall_seconds: f64,
 }
 
@@ -94,6 +109,15 @@ impl Report {
                     "errors": m.errors,
                     "query_seconds": round(m.query_seconds, 3),
                     "ms_per_query": round(m.ms_per_query(), 3),
+                    "confidence_auroc": m.confidence_auroc.map(|a| round(a, 4)),
+                    "answer_confidence_auroc": m.answer_auroc.map(|a| round(a, 4)),
+                    "confidence_fit": m.confidence_fit.as_ref().map(|f| json!({
+                        "coefficients": f.coefficients,
+                        "features": kts_query::rank::confidence::FEATURES,
+                        "auroc": f.auroc.map(|a| round(a, 4)),
+                        "held_out_auroc": f.held_out_auroc.map(|a| round(a, 4)),
+                        "hits": f.hits,
+                    })),
                 }),
             );
         }
@@ -114,6 +138,7 @@ impl Report {
             },
             "query_args": self.query_args,
             "modes": modes,
+            "steps": self.ablation.as_ref().map(Ablation::to_json),
             "wall_seconds": round(self.wall_seconds, 3),
         })
     }
@@ -135,24 +160,40 @@ impl Report {
             self.wall_seconds,
         );
         out.push_str(&format!(
-            "{:<8} {:>8} {:>11} {:>8} {:>8} {:>9}\n",
+            "{:<8} {:>8} {:>11} {:>8} {:>8} {:>9} {:>6}\n",
             "mode",
             format!("nDCG@{NDCG_AT}"),
             format!("recall@{RECALL_AT}"),
             format!("MRR@{MRR_AT}"),
             "queries",
-            "ms/query"
+            "ms/query",
+            "AUROC"
         ));
         for m in &self.modes {
             out.push_str(&format!(
-                "{:<8} {:>8.4} {:>11.4} {:>8.4} {:>8} {:>9.1}\n",
+                "{:<8} {:>8.4} {:>11.4} {:>8.4} {:>8} {:>9.1} {:>6}\n",
                 m.mode.name(),
                 m.scores.ndcg,
                 m.scores.recall,
                 m.scores.mrr,
                 m.queries,
-                m.ms_per_query()
+                m.ms_per_query(),
+                m.confidence_auroc
+                    .map_or("-".to_string(), |a| format!("{a:.3}"))
             ));
+            if let Some(fit) = &m.confidence_fit {
+                out.push_str(&format!(
+                    "  confidence fit on {} hits (AUROC {}, held out {}): {:?}\n",
+                    fit.hits,
+                    fit.auroc.map_or("-".to_string(), |a| format!("{a:.4}")),
+                    fit.held_out_auroc
+                        .map_or("-".to_string(), |a| format!("{a:.4}")),
+                    fit.coefficients
+                ));
+            }
+        }
+        if let Some(ablation) = &self.ablation {
+            out.push_str(&ablation.table());
         }
         out
     }
@@ -198,6 +239,7 @@ mod tests {
             chunk_args: vec![],
             query_args: vec![],
             modes: vec![m],
+            ablation: None,
             wall_seconds: 3.0,
         };
         let json = report.to_json();

@@ -33,6 +33,7 @@ CREATE TABLE IF NOT EXISTS graph_mentions (
     doc_id TEXT NOT NULL, chunk_id TEXT NOT NULL, kind TEXT NOT NULL, key TEXT NOT NULL,
     name TEXT NOT NULL, count INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS graph_mentions_by_doc ON graph_mentions(doc_id);
+CREATE INDEX IF NOT EXISTS graph_mentions_by_key ON graph_mentions(key);
 CREATE TABLE IF NOT EXISTS graph_definitions (
     doc_id TEXT NOT NULL, chunk_id TEXT NOT NULL, key TEXT NOT NULL, name TEXT NOT NULL,
     text TEXT NOT NULL);
@@ -40,6 +41,7 @@ CREATE INDEX IF NOT EXISTS graph_definitions_by_doc ON graph_definitions(doc_id)
 CREATE TABLE IF NOT EXISTS graph_expansions (
     doc_id TEXT NOT NULL, chunk_id TEXT NOT NULL, acronym TEXT NOT NULL, expansion TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS graph_expansions_by_doc ON graph_expansions(doc_id);
+CREATE INDEX IF NOT EXISTS graph_expansions_by_acronym ON graph_expansions(acronym);
 CREATE TABLE IF NOT EXISTS graph_relations (
     doc_id TEXT NOT NULL, chunk_id TEXT NOT NULL, from_kind TEXT NOT NULL, from_key TEXT NOT NULL,
     to_kind TEXT NOT NULL, to_key TEXT NOT NULL, label TEXT NOT NULL);

@@ -141,6 +141,7 @@ mod tests {
             page: Some(2),
             slide: None,
             signals: Default::default(),
+            confidence: None,
         }
     }
 

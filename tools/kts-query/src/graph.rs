@@ -127,7 +127,7 @@ impl QueryGraph {
 /// candidate chunk are left out, so the graph reorders what the retrievers
 /// found and never brings in a document they did not.
 pub fn graph_list(
-    lists: &[(&'static str, Vec<Scored>)],
+    lists: &[(String, Vec<Scored>)],
     scores: &HashMap<String, f64>,
     mut doc_of: impl FnMut(i64) -> anyhow::Result<Option<String>>,
 ) -> anyhow::Result<Vec<Scored>> {
@@ -180,7 +180,10 @@ mod tests {
 
     #[test]
     fn the_graph_list_ranks_candidate_chunks_of_reached_documents() {
-        let lists = [("bm25", list(&[1, 2, 3, 4])), ("vector", list(&[5, 3, 6]))];
+        let lists = [
+            ("bm25".to_string(), list(&[1, 2, 3, 4])),
+            ("vector".to_string(), list(&[5, 3, 6])),
+        ];
         let doc = |rowid: i64| {
             Ok(Some(
                 ["a", "a", "b", "c", "d", "e"][rowid as usize - 1].to_string(),

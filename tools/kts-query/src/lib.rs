@@ -3,9 +3,13 @@
 
 mod context;
 mod embedder;
-mod fuse;
+pub mod evidence;
 mod graph;
+mod ledger;
 mod output;
+pub mod plan;
+pub mod rank;
+pub mod steps;
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -13,18 +17,26 @@ use std::path::{Path, PathBuf};
 
 use clap::{CommandFactory, Parser, ValueEnum};
 use kts_cli::{Exit, JsonlWriter, Messages};
-use kts_record::{ErrorCode, HitRecord, Signal};
+use kts_record::{ErrorCode, HitRecord, PlanNote, PlanRecord, PlannedQuery, Signal};
 use kts_store::{Filters, Meta, Scored, Store};
 use serde::Deserialize;
 
 pub use embedder::{ModelChoice, QueryEmbedder, mismatch};
-pub use fuse::{Fused, RRF_K, fuse, top_k};
+pub use rank::fuse::{Fused, RRF_K, fuse, top_k};
+pub use rank::signals::{WEIGHTS, Weights};
+pub use steps::{Step, Steps};
+
+use rank::confidence::{answer_confidence, confidence, features as confidence_features};
+
 pub use output::{BatchHit, scope_slug, write_text};
+use plan::lexicon::{Lexicon, QueryConfig};
+use plan::{Plan, Planner, Role, SubQuery};
 
 use graph::{QueryGraph, graph_list};
 use petgraph::stable_graph::NodeIndex;
 
-const ABOUT: &str = "Search a scope's index: BM25 and vector retrieval fused by RRF";
+const ABOUT: &str =
+    "Search a scope's index: a query pipeline, BM25 and vector retrieval fused by RRF, confidence";
 
 const AFTER_HELP: &str = "\
 Writes one kts.hit/1 record per result, best first: the chunk's text and its
@@ -35,12 +47,16 @@ was built with) and fuses their top --candidates with Reciprocal Rank Fusion
 (k = 60); only the best chunk of each document is kept unless --all-chunks.
 On an index without embeddings, hybrid falls back to BM25 with a warning.
 
-With --graph (and a graph built by kts-graph), the known entities the
-question names (error codes, systems, terms, acronyms, ...) start a walk over
-the graph, and the documents it reaches are fused as one more list (`graph`
-under `signals`, weight --graph-weight): among the chunks the retrievers
-found, those of connected documents rank higher. It is off by default: on
-the evaluation data (SciFact) it did not raise nDCG@10.
+Before retrieval the question goes through the query pipeline's steps:
+filters (intent words → doc types; error codes and systems the scope knows →
+their documents; fewer than --min-filtered found → the unfiltered search
+follows), decompose (a multi-part question searched part by part), signals
+(after fusion, score × (1 + Σ weight × signal); --weight NAME=VALUE), and,
+off by default, acronyms, synonyms, step-back and graph. --with/--without
+switch them; --explain writes first a kts.plan/1 record of what each did.
+Each hit has a confidence (the probability it is relevant);
+--min-confidence P drops those below P. --ledger appends a kts.ledger/1
+record per query to DIR/.kts/ledger.jsonl.
 
 --context prints, instead of records, a Markdown context for an LLM within
 --budget tokens: \"## Knowledge Graph Context\" (the question's entities,
@@ -51,15 +67,28 @@ any, then \"## Relevant Passages\", each cited.
 with a precomputed \"embedding\" and its \"model\") and adds `query_id` to
 each hit; the model is loaded once.
 
+--evidence ANSWER (a Markdown file, or - for stdin) checks an answer against
+the scope instead: each sentence of 4 words or more (outside headings, code
+and tables; list markers and citations like [1] removed) is a claim, searched
+as its own query. A chunk's support is the mean of its cosine to the claim and
+the share of the claim's words it contains (names count twice), and zero when
+it lacks a number the claim states; a claim is supported at 0.6. One
+kts.evidence/1 record per claim (supported, support, citations), then a
+summary (coverage, unsupported claims). Below --min-coverage (default 0.5),
+the unsupported claims are searched once more with the question and their own
+words (`retried`, `retry_query`); still below, a low-confidence warning goes
+to stderr. The exit status stays 0.
+
 Examples:
   kts-crawl docs | kts-convert | kts-chunk | kts-embed | kts-index docs
   kts-query docs 'how do I fix a corrupt file' --format text
   kts-graph docs && kts-query docs 'what is a kts.chunk/1 record' --context --budget 600
-  echo '{\"id\": \"q1\", \"text\": \"corrupt file\"}' | kts-query docs --batch";
+  kts-query docs 'how do I fix error E-5?' --with acronyms --explain --format text
+  echo '{\"id\": \"q1\", \"text\": \"corrupt file\"}' | kts-query docs --batch
+  echo 'kts-index writes the index.' | kts-query docs 'what does kts-index do' --evidence -";
 
-/// The graph list's default weight in RRF: the best of those measured on the
-/// eval data (0.05 to 1; hybrid nDCG@10 0.7221 against 0.7217 without).
-pub const GRAPH_WEIGHT: f64 = 0.1;
+/// Default of `--min-filtered`.
+pub const MIN_FILTERED: usize = 3;
 
 /// Documents have several chunks: fetching this many chunks per wanted
 /// result leaves enough distinct documents after deduplication.
@@ -120,13 +149,38 @@ pub struct Args {
     #[arg(long, value_enum, default_value_t = OutputFormat::Jsonl)]
     pub format: OutputFormat,
 
-    /// Also rank by the scope's knowledge graph (built by kts-graph).
+    /// Also rank by the scope's knowledge graph (built by kts-graph); the same as --with graph.
     #[arg(long)]
     pub graph: bool,
 
-    /// The graph list's weight in the fusion (the retrievers' lists weigh 1).
-    #[arg(long, value_name = "W", default_value_t = GRAPH_WEIGHT, requires = "graph")]
-    pub graph_weight: f64,
+    /// Steps of the query pipeline to run besides the default ones.
+    #[arg(long, value_name = "STEP", value_enum, value_delimiter = ',')]
+    pub with: Vec<Step>,
+
+    /// Steps of the query pipeline not to run.
+    #[arg(long, value_name = "STEP", value_enum, value_delimiter = ',')]
+    pub without: Vec<Step>,
+
+    /// Override a ranking weight (repeatable); `--explain` lists them.
+    #[arg(long = "weight", value_name = "NAME=VALUE")]
+    pub weights: Vec<String>,
+
+    /// A filtered search returning fewer documents than this is joined by the unfiltered one.
+    #[arg(long, value_name = "N", default_value_t = MIN_FILTERED)]
+    pub min_filtered: usize,
+
+    /// Write first a kts.plan/1 record: what each step of the pipeline did.
+    #[arg(long)]
+    pub explain: bool,
+
+    /// Leave out hits whose confidence is below this; with none left, say so
+    /// on stderr (the answer abstains).
+    #[arg(long, value_name = "P", value_parser = probability)]
+    pub min_confidence: Option<f64>,
+
+    /// Append a kts.ledger/1 record per query to DIR/.kts/ledger.jsonl.
+    #[arg(long)]
+    pub ledger: bool,
 
     /// Print a Markdown context for an LLM (graph facts, then cited passages) instead of records.
     #[arg(long, conflicts_with = "batch")]
@@ -158,6 +212,22 @@ pub struct Args {
     /// Do not print warnings and per-query errors (the exit status still tells).
     #[arg(long, short)]
     pub quiet: bool,
+
+    /// Check an answer (a Markdown file, or - for stdin) against the scope:
+    /// kts.evidence/1 records, one per claim, then a summary.
+    #[arg(long, value_name = "ANSWER", conflicts_with_all = ["batch", "context"])]
+    pub evidence: Option<PathBuf>,
+
+    /// With --evidence: the share of supported claims below which the
+    /// unsupported claims are searched again, and the answer flagged.
+    #[arg(
+        long,
+        value_name = "RATIO",
+        default_value_t = evidence::MIN_COVERAGE,
+        value_parser = evidence::parse_ratio,
+        requires = "evidence"
+    )]
+    pub min_coverage: f64,
 }
 
 /// The clap definition, for man pages and completions.
@@ -170,21 +240,66 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     let mut searcher = Searcher::open(&args, &messages)?;
     let mut out = JsonlWriter::new();
     match &args.question {
+        Some(question) if args.evidence.is_some() => {
+            evidence::run(&mut searcher, question, &args, &messages, &mut out)?;
+        }
         Some(question) if args.context => {
-            let hits = searcher.search(question, None)?;
+            let hits = answer(&mut searcher, &args, &messages, &mut out, question, None)?;
             let seeds = searcher.seeds(question)?;
             let graph = searcher.graph()?.map(|g| (g, seeds.as_slice()));
             let text = context::markdown(graph, &hits, args.budget);
             std::io::stdout().lock().write_all(text.as_bytes())?;
         }
         Some(question) => {
-            let hits = searcher.search(question, None)?;
+            let hits = answer(&mut searcher, &args, &messages, &mut out, question, None)?;
             emit(&mut out, args.format, &hits, None)?;
         }
-        None => run_batch(&mut searcher, &mut out, args.format, &messages)?,
+        None => run_batch(&mut searcher, &mut out, &args, &messages)?,
     }
     out.flush()?;
     Ok(messages.exit())
+}
+
+/// One question's hits, after `--min-confidence`; writes the plan first with
+/// `--explain` and appends to the ledger with `--ledger`.
+fn answer(
+    searcher: &mut Searcher,
+    args: &Args,
+    messages: &Messages,
+    out: &mut JsonlWriter,
+    question: &str,
+    given: Option<(Vec<f32>, Option<String>)>,
+) -> anyhow::Result<Vec<HitRecord>> {
+    let (mut hits, plan) = searcher.search_explained(question, given)?;
+    let best = answer_confidence(&hits.iter().filter_map(|h| h.confidence).collect::<Vec<_>>());
+    let mut abstained = false;
+    if let Some(min) = args.min_confidence {
+        hits.retain(|h| h.confidence.is_some_and(|c| c >= min));
+        abstained = hits.is_empty() && best.is_some();
+        if abstained {
+            messages.warn(&format!(
+                "no result for {question:?} reaches confidence {min} (best {:.3})",
+                best.unwrap_or(0.0)
+            ));
+        }
+    }
+    if args.explain {
+        match args.format {
+            OutputFormat::Jsonl => out.write(&plan)?,
+            OutputFormat::Text => output::write_plan(&mut std::io::stdout().lock(), &plan)?,
+        }
+    }
+    if args.ledger {
+        ledger::append(&args.dir, &plan, &hits, best, abstained)?;
+    }
+    Ok(hits)
+}
+
+fn probability(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(p) if (0.0..=1.0).contains(&p) => Ok(p),
+        _ => Err(format!("{text} is not a probability between 0 and 1")),
+    }
 }
 
 /// One `--batch` input line.
@@ -201,7 +316,7 @@ struct BatchQuery {
 fn run_batch(
     searcher: &mut Searcher,
     out: &mut JsonlWriter,
-    format: OutputFormat,
+    args: &Args,
     messages: &Messages,
 ) -> anyhow::Result<()> {
     let mut lines = std::io::stdin().lines();
@@ -224,8 +339,8 @@ fn run_batch(
             other => other.to_string(),
         };
         let given = query.embedding.map(|e| (e, query.model));
-        let hits = searcher.search(&query.text, given)?;
-        emit(out, format, &hits, Some(&id))?;
+        let hits = answer(searcher, args, messages, out, &query.text, given)?;
+        emit(out, args.format, &hits, Some(&id))?;
     }
     Ok(())
 }
@@ -276,11 +391,23 @@ pub struct Searcher {
     embedder: Option<Box<dyn QueryEmbedder>>,
     /// A second connection, for vector search beside BM25 in hybrid mode.
     vector_store: Option<Store>,
-    /// Whether the graph joins the fusion; the graph once loaded (`None`
-    /// when the scope has none).
-    rank_with_graph: bool,
-    graph_weight: f64,
+    steps: Steps,
+    weights: Weights,
+    min_filtered: usize,
+    config: QueryConfig,
+    /// The document types the scope has.
+    doc_types: Vec<String>,
+    extractor: kts_graph::extract::Extractor,
+    /// The graph once loaded (`None` when the scope has none).
     graph: std::cell::OnceCell<Option<QueryGraph>>,
+}
+
+/// One query's lists: its filtered and, when those found too little,
+/// unfiltered retrieval, each retriever's list named after the query.
+struct Retrieved {
+    lists: Vec<(String, Vec<Scored>)>,
+    documents: usize,
+    fell_back: bool,
 }
 
 impl Searcher {
@@ -296,13 +423,20 @@ impl Searcher {
         };
         model.check(&meta, &args.dir)?;
         let mode = effective_mode(args.mode, store.has_vectors()?, messages)?;
+        let mut with = args.with.clone();
+        if args.graph {
+            with.push(Step::Graph);
+        }
         let mut searcher = Searcher {
             scope: scope_of(&args.dir),
+            doc_types: store.doc_types()?,
+            config: QueryConfig::load(&args.dir)?,
             store,
             meta,
             mode,
             filters: Filters {
-                doc_type: args.doc_type.as_ref().map(|t| t.to_uppercase()),
+                doc_types: args.doc_type.iter().map(|t| t.to_uppercase()).collect(),
+                doc_ids: None,
             },
             candidates: (args.candidates as usize).max(args.top_k * CHUNKS_PER_RESULT),
             top_k: args.top_k,
@@ -313,8 +447,10 @@ impl Searcher {
                 Mode::Hybrid => Some(Store::open_read(&args.dir)?),
                 _ => None,
             },
-            rank_with_graph: args.graph,
-            graph_weight: args.graph_weight,
+            steps: Steps::new(&with, &args.without),
+            weights: Weights::with_overrides(&args.weights)?,
+            min_filtered: args.min_filtered,
+            extractor: kts_graph::extract::Extractor::new(&[], &[]),
             graph: std::cell::OnceCell::new(),
         };
         if mode != Mode::Bm25 && !args.batch {
@@ -331,27 +467,13 @@ impl Searcher {
         Ok(self.embedder.as_mut().expect("loaded above"))
     }
 
-    /// The query's embedding: the one given (checked against the index's
-    /// model), else the question embedded by the model.
-    fn query_vector(
-        &mut self,
-        text: &str,
-        given: Option<(Vec<f32>, Option<String>)>,
-    ) -> anyhow::Result<Vec<f32>> {
-        match given {
-            Some((vector, model)) => {
-                let model = model.unwrap_or_else(|| "unknown".into());
-                if Some(&model) != self.meta.model_id.as_ref()
-                    || Some(vector.len()) != self.meta.dims
-                {
-                    return Err(
-                        mismatch(&self.meta, self.store.scope(), &model, vector.len()).into(),
-                    );
-                }
-                Ok(vector)
-            }
-            None => self.embedder()?.embed_query(text),
+    /// A given embedding, checked against the index's model.
+    fn checked(&self, vector: Vec<f32>, model: Option<String>) -> anyhow::Result<Vec<f32>> {
+        let model = model.unwrap_or_else(|| "unknown".into());
+        if Some(&model) != self.meta.model_id.as_ref() || Some(vector.len()) != self.meta.dims {
+            return Err(mismatch(&self.meta, self.store.scope(), &model, vector.len()).into());
         }
+        Ok(vector)
     }
 
     /// The scope's graph, loaded at first use (`None` when kts-graph built none).
@@ -368,17 +490,66 @@ impl Searcher {
         Ok(self.graph()?.map(|g| g.seeds(text)).unwrap_or_default())
     }
 
+    /// The queries the pipeline's steps make of a question.
+    pub fn plan(&self, question: &str) -> anyhow::Result<Plan> {
+        let lexicon = Lexicon::new(self.store.connection(), self.config.clone())?;
+        let planner = Planner::new(
+            lexicon,
+            &self.steps,
+            &self.filters,
+            &self.doc_types,
+            &self.extractor,
+        );
+        planner.plan(question)
+    }
+
     /// The results for one question, best first.
     pub fn search(
         &mut self,
         text: &str,
         given: Option<(Vec<f32>, Option<String>)>,
     ) -> anyhow::Result<Vec<HitRecord>> {
-        let vector = match self.mode {
-            Mode::Bm25 => None,
-            _ => Some(self.query_vector(text, given)?),
+        Ok(self.search_explained(text, given)?.0)
+    }
+
+    /// The results for one question and the record of how they were found.
+    pub fn search_explained(
+        &mut self,
+        text: &str,
+        given: Option<(Vec<f32>, Option<String>)>,
+    ) -> anyhow::Result<(Vec<HitRecord>, PlanRecord)> {
+        let plan = self.plan(text)?;
+        let mut given = match given {
+            Some((vector, model)) => Some(self.checked(vector, model)?),
+            None => None,
         };
-        let mut lists = self.retrieve(text, vector.as_deref())?;
+        let mut lists = Vec::new();
+        let mut planned = Vec::new();
+        let mut parts = 0;
+        for query in &plan.queries {
+            // A given embedding is the question's; other texts need the model.
+            let vector = match self.mode {
+                Mode::Bm25 => None,
+                _ if query.role == Role::Question && query.embed_text == text.trim() => {
+                    match given.take() {
+                        Some(vector) => Some(vector),
+                        None => Some(self.embedder()?.embed_query(&query.embed_text)?),
+                    }
+                }
+                _ => Some(self.embedder()?.embed_query(&query.embed_text)?),
+            };
+            let prefix = match query.role {
+                Role::Question => String::new(),
+                Role::Part => {
+                    parts += 1;
+                    format!("part{parts}_")
+                }
+                Role::StepBack => "step_back_".to_string(),
+            };
+            let retrieved = self.retrieve_query(query, vector.as_deref(), &prefix)?;
+            planned.push(planned_query(query, &retrieved));
+            lists.extend(retrieved.lists);
+        }
         // Chunk → document, asked of the store once per chunk.
         let mut docs: HashMap<i64, Option<String>> = HashMap::new();
         let store = &self.store;
@@ -390,20 +561,131 @@ impl Searcher {
             docs.insert(rowid, doc.clone());
             Ok(doc)
         };
-        if self.rank_with_graph {
+        if self.steps.on(Step::Graph) {
             let seeds = self.seeds(text)?;
             if let (Some(graph), false) = (self.graph()?, seeds.is_empty()) {
                 let scores = graph.document_scores(&graph.reach(&seeds));
                 let list = graph_list(&lists, &scores, &mut doc_of)?;
                 if !list.is_empty() {
-                    lists.push(("graph", list));
+                    lists.push(("graph".to_string(), list));
                 }
             }
         }
-        let graph_weight = self.graph_weight;
-        let weight_of = |name: &str| if name == "graph" { graph_weight } else { 1.0 };
-        let kept = top_k(fuse(&lists, weight_of), self.top_k, self.all_chunks, doc_of)?;
-        self.hit_records(&kept)
+        let weights = &self.weights;
+        let weight_of = |name: &str| {
+            if name == "graph" {
+                weights.get("graph")
+            } else if name.starts_with("part") {
+                weights.get("part")
+            } else if name.starts_with("step_back") {
+                weights.get("step_back")
+            } else {
+                1.0
+            }
+        };
+        let mut fused = fuse(&lists, weight_of);
+        if self.steps.on(Step::Signals) {
+            self.apply_signals(&plan, &mut fused)?;
+        }
+        let kept = top_k(fused, self.top_k, self.all_chunks, doc_of)?;
+        let hits = self.hit_records(&kept)?;
+        let record = PlanRecord {
+            schema: kts_record::schema_id::PLAN.into(),
+            question: text.to_string(),
+            scope: self.scope.clone(),
+            steps: self.steps.names().iter().map(|s| s.to_string()).collect(),
+            intent: plan.intent.map(|i| i.name.to_string()),
+            error_codes: plan.error_codes.clone(),
+            entities: plan.entities.clone(),
+            queries: planned,
+            notes: plan
+                .notes
+                .iter()
+                .map(|n| PlanNote {
+                    step: n.step.to_string(),
+                    detail: n.detail.clone(),
+                })
+                .collect(),
+            weights: self
+                .weights
+                .iter()
+                .map(|(n, w)| (n.to_string(), w))
+                .collect(),
+        };
+        Ok((hits, record))
+    }
+
+    /// Multiplies the fused score of the best candidates by their signals'
+    /// boost and orders them again.
+    fn apply_signals(&self, plan: &Plan, fused: &mut [Fused]) -> anyhow::Result<()> {
+        let considered = fused.len().min(self.candidates);
+        let rowids: Vec<i64> = fused[..considered].iter().map(|f| f.rowid).collect();
+        let hits = self.store.fetch_hits(&rowids)?;
+        let by_rowid: HashMap<i64, &kts_store::Hit> = hits.iter().map(|h| (h.rowid, h)).collect();
+        for f in fused[..considered].iter_mut() {
+            let Some(hit) = by_rowid.get(&f.rowid) else {
+                continue;
+            };
+            let signals = rank::signals::signals(plan, hit);
+            f.score *= rank::signals::boost(&signals, &self.weights);
+            for (name, value) in signals {
+                f.signals.insert(
+                    name.to_string(),
+                    Scored {
+                        rowid: f.rowid,
+                        score: value,
+                        rank: 0,
+                    },
+                );
+            }
+        }
+        fused[..considered].sort_by(|a, b| b.score.total_cmp(&a.score).then(a.rowid.cmp(&b.rowid)));
+        Ok(())
+    }
+
+    /// One query's lists, a list per retriever: the filtered search's hits,
+    /// followed, when it found fewer than `--min-filtered` documents, by the
+    /// unfiltered search's other hits.
+    fn retrieve_query(
+        &mut self,
+        query: &SubQuery,
+        vector: Option<&[f32]>,
+        prefix: &str,
+    ) -> anyhow::Result<Retrieved> {
+        let mut lists = self.retrieve(&query.search_text, vector, &query.filters)?;
+        let documents = self.count_documents(&lists)?;
+        let filtered = query.filters != self.filters;
+        let fell_back = filtered && documents < self.min_filtered;
+        if fell_back {
+            let unfiltered = self.filters.clone();
+            let more = self.retrieve(&query.unfiltered_text, vector, &unfiltered)?;
+            for ((_, list), (_, more)) in lists.iter_mut().zip(more) {
+                append_new(list, more);
+            }
+        }
+        Ok(Retrieved {
+            lists: lists
+                .into_iter()
+                .map(|(name, list)| (format!("{prefix}{name}"), list))
+                .collect(),
+            documents,
+            fell_back,
+        })
+    }
+
+    fn count_documents(&self, lists: &[(&str, Vec<Scored>)]) -> anyhow::Result<usize> {
+        let mut docs = std::collections::HashSet::new();
+        for (_, list) in lists {
+            for scored in list {
+                if let Some(doc) = self.store.doc_id_of(scored.rowid)? {
+                    docs.insert(doc);
+                    if docs.len() >= self.min_filtered {
+                        return Ok(docs.len());
+                    }
+                }
+            }
+        }
+        Ok(docs.len())
     }
 
     /// Each retriever's candidates; in hybrid mode BM25 and vector search
@@ -412,8 +694,9 @@ impl Searcher {
         &mut self,
         text: &str,
         vector: Option<&[f32]>,
+        filters: &Filters,
     ) -> anyhow::Result<Vec<(&'static str, Vec<Scored>)>> {
-        let (k, filters) = (self.candidates, &self.filters);
+        let k = self.candidates;
         match (self.mode, vector, self.vector_store.as_mut()) {
             (Mode::Hybrid, Some(vector), Some(vector_store)) => {
                 let store = &self.store;
@@ -456,8 +739,36 @@ impl Searcher {
                 page: hit.page,
                 slide: hit.slide,
                 signals: signals(fused),
+                confidence: Some(confidence(&confidence_features(fused, i + 1))),
             })
             .collect())
+    }
+}
+
+/// `list` followed by the entries of `more` it lacks, ranked again.
+fn append_new(list: &mut Vec<Scored>, more: Vec<Scored>) {
+    let seen: std::collections::HashSet<i64> = list.iter().map(|s| s.rowid).collect();
+    list.extend(more.into_iter().filter(|s| !seen.contains(&s.rowid)));
+    for (i, scored) in list.iter_mut().enumerate() {
+        scored.rank = i + 1;
+    }
+}
+
+/// What one query of the plan was and found, for the plan record.
+fn planned_query(query: &SubQuery, retrieved: &Retrieved) -> PlannedQuery {
+    PlannedQuery {
+        role: match query.role {
+            Role::Question => "question",
+            Role::Part => "part",
+            Role::StepBack => "step_back",
+        }
+        .to_string(),
+        search_text: query.search_text.clone(),
+        embed_text: query.embed_text.clone(),
+        doc_types: query.doc_types.clone(),
+        entities: query.entities.clone(),
+        documents: retrieved.documents,
+        fell_back: retrieved.fell_back,
     }
 }
 
@@ -466,9 +777,9 @@ fn signals(fused: &Fused) -> std::collections::BTreeMap<String, Signal> {
         .signals
         .iter()
         .map(|(name, scored)| {
-            let rank = (*name != "rrf").then_some(scored.rank);
+            let rank = (scored.rank > 0).then_some(scored.rank);
             (
-                name.to_string(),
+                name.clone(),
                 Signal {
                     rank,
                     score: scored.score,

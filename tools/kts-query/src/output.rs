@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use kts_record::HitRecord;
+use kts_record::{HitRecord, PlanRecord};
 use serde::Serialize;
 
 /// A scope's slug from its folder name: lowercase; spaces and hyphens become
@@ -44,6 +44,44 @@ pub fn write_text(out: &mut impl Write, hit: &HitRecord) -> std::io::Result<()> 
     }
     writeln!(out, "{:>2}. {:.4}  {citation}", hit.rank, hit.score)?;
     writeln!(out, "    {}", snippet(&hit.text, 200))
+}
+
+/// `--explain --format text`: the plan, for humans.
+pub fn write_plan(out: &mut impl Write, plan: &PlanRecord) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "plan for {:?} (steps: {})",
+        plan.question,
+        plan.steps.join(", ")
+    )?;
+    for note in &plan.notes {
+        writeln!(out, "  {}: {}", note.step, note.detail)?;
+    }
+    for query in &plan.queries {
+        let mut filters = query.doc_types.clone();
+        filters.extend(query.entities.iter().cloned());
+        writeln!(
+            out,
+            "  {} query: {:?}{}{}",
+            query.role,
+            query.search_text,
+            if filters.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    " filtered to {} ({} documents)",
+                    filters.join(", "),
+                    query.documents
+                )
+            },
+            if query.fell_back {
+                ", with the unfiltered search"
+            } else {
+                ""
+            }
+        )?;
+    }
+    writeln!(out)
 }
 
 /// The text on one line, cut at a word boundary near `max` characters.

@@ -49,14 +49,18 @@ fn query(scope: &Path, flags: &str) -> Vec<Value> {
 #[test]
 fn the_graph_signal_raises_documents_connected_to_the_question_entities() {
     let scope = scope();
-    let plain = query(scope.path(), "");
+    // The other steps off: this measures the graph signal alone.
+    let plain = query(scope.path(), "--without filters,signals");
     assert_eq!(
         plain[0]["path"], "faq.md",
         "keywords alone prefer the FAQ: {plain:#?}"
     );
     assert!(plain.iter().all(|h| h["signals"].get("graph").is_none()));
 
-    let with_graph = query(scope.path(), "--graph --graph-weight 2");
+    let with_graph = query(
+        scope.path(),
+        "--without filters,signals --graph --weight graph=2",
+    );
     let paths = |hits: &[Value]| {
         let mut p: Vec<String> = hits.iter().map(|h| h["path"].to_string()).collect();
         p.sort();

@@ -1,11 +1,12 @@
 //! kts-query, run as a user runs it, on a small scope indexed by the real
 //! chunker, embedder (the project's model: run models/fetch first) and indexer.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
-use kts_record::DocRecord;
 use serde_json::{Value, json};
 
 /// The documents of the test scope: path, doc_type, Markdown.
@@ -108,69 +109,18 @@ const LABELLED: &[(&str, &str, &str)] = &[
     ("q10", "prints are pale", "it/printer-troubleshooting.md"),
 ];
 
-fn models_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models")
-}
-
-/// As kts-convert names documents: the first 16 hex digits of sha256(path).
-fn doc_id(path: &str) -> String {
-    use sha2::Digest;
-    sha2::Sha256::digest(path.as_bytes())[..8]
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
-/// The JSONL stream kts-chunk | kts-embed would write for `DOCS`.
-fn stream() -> String {
-    let mut embedder = kts_embed::Embedder::load(&models_dir(), kts_embed::DEFAULT_MODEL, 2)
-        .unwrap_or_else(|e| {
-            panic!("the embedding model is needed for these tests: run models/fetch ({e:#})")
-        });
-    let settings = kts_chunk::ChunkSettings {
-        size: 300,
-        overlap: 0,
-        min_size: 50,
-    };
-    let mut lines = String::new();
-    for (path, doc_type, markdown) in DOCS {
-        let doc: DocRecord = serde_json::from_value(json!({"schema": "kts.doc/1",
-            "doc_id": doc_id(path), "path": path, "doc_type": doc_type, "markdown": markdown,
-            "title": markdown.lines().next().unwrap().trim_start_matches("# "),
-            "metadata": {"source_sha256": format!("sha-of-{path}")}}))
-        .unwrap();
-        lines.push_str(&format!("{}\n", serde_json::to_string(&doc).unwrap()));
-        for mut chunk in kts_chunk::chunk_records(&doc, &settings) {
-            chunk.embedding = Some(embedder.embed(&[&chunk.text]).unwrap().remove(0));
-            chunk.model = Some(embedder.model_id().to_string());
-            lines.push_str(&format!("{}\n", serde_json::to_string(&chunk).unwrap()));
-        }
-    }
-    lines
-}
-
-fn index(scope: &Path, input: &str) -> kts_index::Summary {
-    let messages = kts_cli::Messages::new("kts-index");
-    let mut store = kts_index::open(scope, true, &messages).unwrap();
-    let reader = kts_cli::JsonlReader::new(input.as_bytes(), "test");
-    kts_index::index(&mut store, reader, &Default::default(), &messages).unwrap()
-}
-
 /// The test scope, built once per test run.
 fn scope() -> &'static Path {
     static SCOPE: OnceLock<PathBuf> = OnceLock::new();
     SCOPE.get_or_init(|| {
         let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("kts-query-scope/Help Desk");
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        let summary = index(&dir, &stream());
-        assert_eq!(summary.added, DOCS.len());
+        common::index_scope(&dir, DOCS);
         dir
     })
 }
 
 fn query(scope: &Path, args: &[&str], stdin: &str) -> (Output, Vec<Value>) {
-    let (scope, models) = (scope.to_str().unwrap(), models_dir());
+    let (scope, models) = (scope.to_str().unwrap(), common::models_dir());
     let mut all = vec![scope];
     all.extend_from_slice(args);
     all.extend(["--models", models.to_str().unwrap()]);
@@ -316,7 +266,7 @@ fn hybrid_on_a_lexical_index_falls_back_to_bm25() {
     let dir = tempfile::tempdir().unwrap();
     let chunk = json!({"schema": "kts.chunk/1", "chunk_id": "c", "doc_id": "d", "path": "a.md",
         "index": 0, "text": "the lexical only store", "start": 0, "end": 22});
-    index(dir.path(), &format!("{chunk}\n"));
+    common::index_stream(dir.path(), &format!("{chunk}\n"));
     let (output, hits) = query(dir.path(), &["lexical"], "");
     assert!(output.status.success());
     assert!(String::from_utf8_lossy(&output.stderr).contains("BM25 only"));

@@ -6,13 +6,15 @@
 
 mod error_code;
 mod format;
+mod query_records;
 mod records;
 
 pub use error_code::ErrorCode;
 pub use format::{Format, detect_format};
+pub use query_records::{LedgerHit, LedgerRecord, PlanNote, PlanRecord, PlannedQuery};
 pub use records::{
-    ChunkRecord, DocRecord, ErrorRecord, FileRecord, FileStatus, HitRecord, ImageRef, NodeRecord,
-    Signal,
+    ChunkRecord, DocRecord, ErrorRecord, EvidenceCitation, EvidenceKind, EvidenceRecord,
+    FileRecord, FileStatus, HitRecord, ImageRef, NodeRecord, Signal,
 };
 
 /// Schema ids of the current record versions.
@@ -23,6 +25,9 @@ pub mod schema_id {
     pub const ERROR: &str = "kts.error/1";
     pub const HIT: &str = "kts.hit/1";
     pub const NODE: &str = "kts.node/1";
+    pub const PLAN: &str = "kts.plan/1";
+    pub const LEDGER: &str = "kts.ledger/1";
+    pub const EVIDENCE: &str = "kts.evidence/1";
 }
 
 /// A record type with a schema id, so generic code can name and check it.
@@ -46,8 +51,17 @@ impl Record for ChunkRecord {
 impl Record for HitRecord {
     const SCHEMA: &'static str = schema_id::HIT;
 }
+impl Record for PlanRecord {
+    const SCHEMA: &'static str = schema_id::PLAN;
+}
+impl Record for LedgerRecord {
+    const SCHEMA: &'static str = schema_id::LEDGER;
+}
 impl Record for NodeRecord {
     const SCHEMA: &'static str = schema_id::NODE;
+}
+impl Record for EvidenceRecord {
+    const SCHEMA: &'static str = schema_id::EVIDENCE;
 }
 impl Record for ErrorRecord {
     const SCHEMA: &'static str = schema_id::ERROR;

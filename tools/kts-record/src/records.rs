@@ -21,6 +21,9 @@ fn node_schema() -> String {
 fn error_schema() -> String {
     schema_id::ERROR.into()
 }
+fn evidence_schema() -> String {
+    schema_id::EVIDENCE.into()
+}
 
 /// Where a file stands against the scope's previous crawl.
 #[derive(Serialize, Deserialize, schemars::JsonSchema, Clone, Copy, Debug, PartialEq, Eq)]
@@ -197,6 +200,10 @@ pub struct HitRecord {
     /// Each retriever's and signal's view of the hit, by name (`bm25`, `vector`, ...).
     #[serde(default)]
     pub signals: std::collections::BTreeMap<String, Signal>,
+    /// The probability that the hit is relevant, from its signals (calibrated
+    /// on the evaluation data).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confidence: Option<f64>,
 }
 
 /// `kts.node/1`: a node of a scope's knowledge graph, as a graph question
@@ -246,6 +253,110 @@ pub struct NodeRecord {
     /// Entities a related document shares with the asked one (strongest first, at most 10).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub shared: Vec<String>,
+}
+
+/// Which kind of `kts.evidence/1` record: one per claim, then one summary.
+#[derive(Serialize, Deserialize, schemars::JsonSchema, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum EvidenceKind {
+    /// One claim (sentence) of the answer and the chunks that support it.
+    Claim,
+    /// The whole answer: coverage, the unsupported claims, whether a retry ran.
+    Summary,
+}
+
+/// `kts.evidence/1`: the evidence check of an answer against a scope
+/// (`kts-query DIR QUESTION --evidence ANSWER`). The check writes one
+/// `"kind": "claim"` record per claim, in the answer's order, then one
+/// `"kind": "summary"` record, so `jq 'select(.kind == "summary")'` gives the
+/// verdict and `jq 'select(.supported == false) | .claim'` the claims the
+/// scope does not support. Fields are present only on the kind noted.
+#[derive(Serialize, Deserialize, schemars::JsonSchema, Clone, Debug, PartialEq)]
+#[schemars(
+    title = "kts.evidence/1",
+    description = "An answer's claim and the chunks supporting it, or the answer's summary."
+)]
+pub struct EvidenceRecord {
+    #[serde(default = "evidence_schema")]
+    #[schemars(extend("const" = "kts.evidence/1"))]
+    #[schemars(required)]
+    pub schema: String,
+    /// `claim` or `summary`.
+    pub kind: EvidenceKind,
+    /// claim: position of the claim among the answer's claims, from 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub index: Option<usize>,
+    /// claim: the sentence, as checked (Markdown markers and citations like `[1]` removed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub claim: Option<String>,
+    /// claim: whether the best chunk's `support` reaches the support threshold.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub supported: Option<bool>,
+    /// claim: the best chunk's support score, from 0 to 1 (0 when nothing was found).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub support: Option<f64>,
+    /// claim: the supporting chunks, best first (at most 3); empty when unsupported.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub citations: Option<Vec<EvidenceCitation>>,
+    /// claim, when unsupported: the chunk that came closest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nearest: Option<EvidenceCitation>,
+    /// claim: the search query whose results gave `support` (the claim itself,
+    /// or the retry's rewritten query).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub query: Option<String>,
+    /// claim: whether the claim was searched again with a rewritten query;
+    /// summary: whether the retry ran (coverage was below `min_coverage`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retried: Option<bool>,
+    /// claim, when retried: the rewritten query it was searched again with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_query: Option<String>,
+    /// summary: the question the answer answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub question: Option<String>,
+    /// summary: the number of claims.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub claims: Option<usize>,
+    /// summary: the number of supported claims.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub supported_claims: Option<usize>,
+    /// summary: `supported_claims / claims`, after the retry if one ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coverage: Option<f64>,
+    /// summary: the coverage threshold (`--min-coverage`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_coverage: Option<f64>,
+    /// summary: whether the final coverage is below `min_coverage`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub low_confidence: Option<bool>,
+    /// summary: the unsupported claims, in the answer's order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unsupported: Option<Vec<String>>,
+}
+
+/// A chunk cited as evidence for a claim: where it is, and how well it supports the claim.
+#[derive(Serialize, Deserialize, schemars::JsonSchema, Clone, Debug, PartialEq)]
+pub struct EvidenceCitation {
+    pub path: String,
+    pub chunk_id: String,
+    #[serde(default)]
+    pub heading_path: Vec<String>,
+    /// Character offsets of the chunk in the document's Markdown.
+    pub start: usize,
+    pub end: usize,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slide: Option<u32>,
+    /// The support score, from 0 to 1: the weighted mean of `vector` and `lexical`,
+    /// scaled by the share of the claim's numbers the chunk contains.
+    pub score: f64,
+    /// Cosine similarity of the query and the chunk (absent in BM25 mode).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vector: Option<f64>,
+    /// Share of the claim's content words found in the chunk, from 0 to 1.
+    pub lexical: f64,
 }
 
 /// `kts.error/1`: an input a stage could not process. The stream goes on.

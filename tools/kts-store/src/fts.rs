@@ -14,11 +14,10 @@ const STOPWORDS: &[&str] = &[
 /// Most terms a query keeps.
 const MAX_TERMS: usize = 32;
 
-/// Turns free text into an FTS5 query that cannot be a syntax error: the
-/// distinct words of the text (letters and digits only), each quoted, joined
-/// with OR; stopwords are dropped unless the text has nothing else. `None`
-/// when the text has no words at all.
-pub fn match_query(text: &str) -> Option<String> {
+/// The words of `text` a keyword search uses: distinct, lowercase, letters
+/// and digits only, stopwords dropped unless the text has nothing else, at
+/// most [`MAX_TERMS`].
+pub fn query_terms(text: &str) -> Vec<String> {
     let mut words: Vec<String> = Vec::new();
     for word in text
         .split(|c: char| !c.is_alphanumeric())
@@ -29,24 +28,28 @@ pub fn match_query(text: &str) -> Option<String> {
             words.push(word);
         }
     }
-    let content: Vec<&String> = words
-        .iter()
-        .filter(|w| !STOPWORDS.contains(&w.as_str()))
-        .collect();
-    let chosen: Vec<&String> = if content.is_empty() {
-        words.iter().collect()
-    } else {
-        content
-    };
-    if chosen.is_empty() {
-        return None;
-    }
-    let quoted: Vec<String> = chosen
-        .into_iter()
-        .take(MAX_TERMS)
-        .map(|w| format!("\"{w}\""))
-        .collect();
-    Some(quoted.join(" OR "))
+    let content: Vec<String> = words.iter().filter(|w| !is_stopword(w)).cloned().collect();
+    let mut chosen = if content.is_empty() { words } else { content };
+    chosen.truncate(MAX_TERMS);
+    chosen
+}
+
+pub fn is_stopword(word: &str) -> bool {
+    STOPWORDS.contains(&word)
+}
+
+/// Turns free text into an FTS5 query that cannot be a syntax error: the
+/// [`query_terms`] of the text, each quoted, joined with OR. `None` when the
+/// text has no words at all.
+pub fn match_query(text: &str) -> Option<String> {
+    let terms = query_terms(text);
+    (!terms.is_empty()).then(|| {
+        terms
+            .iter()
+            .map(|w| format!("\"{w}\""))
+            .collect::<Vec<_>>()
+            .join(" OR ")
+    })
 }
 
 #[cfg(test)]

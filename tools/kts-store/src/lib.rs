@@ -35,7 +35,7 @@ use std::sync::Once;
 use anyhow::Context;
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
 
-pub use fts::match_query;
+pub use fts::{is_stopword, match_query, query_terms};
 pub use lock::{LockWait, Locked};
 pub use search::{Filters, Hit, Scored};
 pub use write::{Applied, ChunkRow, DocumentRow, ModelMismatch, weights_differ};
@@ -183,6 +183,17 @@ impl Store {
     /// Whether the store holds any embeddings.
     pub fn has_vectors(&self) -> anyhow::Result<bool> {
         schema::has_vector_table(&self.conn)
+    }
+
+    /// The document types the store holds, sorted.
+    pub fn doc_types(&self) -> anyhow::Result<Vec<String>> {
+        let mut statement = self
+            .conn
+            .prepare("SELECT DISTINCT doc_type FROM documents ORDER BY doc_type")?;
+        let types = statement
+            .query_map([], |r| r.get(0))?
+            .collect::<Result<_, _>>()?;
+        Ok(types)
     }
 
     /// Every stored document's path with its `source_sha256` and format: what

@@ -9,9 +9,39 @@ use crate::{Store, match_query, schema};
 /// Restrictions on what a search may return.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Filters {
-    /// Only chunks of documents of this type (e.g. `POLICY`).
-    pub doc_type: Option<String>,
+    /// Only chunks of documents of these types (e.g. `POLICY`); any type when empty.
+    pub doc_types: Vec<String>,
+    /// Only chunks of these documents, when given.
+    pub doc_ids: Option<Vec<String>>,
 }
+
+impl Filters {
+    /// Only documents of one type.
+    pub fn doc_type(doc_type: &str) -> Filters {
+        Filters {
+            doc_types: vec![doc_type.to_string()],
+            doc_ids: None,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.doc_types.is_empty() && self.doc_ids.is_none()
+    }
+
+    /// The filters as SQL parameters: JSON arrays, or NULL for no restriction.
+    fn sql_params(&self) -> (Option<String>, Option<String>) {
+        let json = |values: &[String]| serde_json::to_string(values).expect("strings serialise");
+        (
+            (!self.doc_types.is_empty()).then(|| json(&self.doc_types)),
+            self.doc_ids.as_deref().map(json),
+        )
+    }
+}
+
+/// The chunks the filters allow (parameters 1 and 2: [`Filters::sql_params`]).
+const ALLOWED_CHUNKS: &str = "SELECT c.id FROM chunks c JOIN documents d USING (doc_id)
+     WHERE (?1 IS NULL OR d.doc_type IN (SELECT value FROM json_each(?1)))
+       AND (?2 IS NULL OR c.doc_id IN (SELECT value FROM json_each(?2)))";
 
 /// One retriever's result: a chunk (by its rowid), its score (higher is
 /// better) and its rank in the retriever's list (from 1).
@@ -66,24 +96,23 @@ impl Store {
         let Some(fts_query) = match_query(query) else {
             return Ok(Vec::new());
         };
-        let sql = match filters.doc_type {
-            None => {
+        let rows = if filters.is_empty() {
+            let mut stmt = self.conn.prepare_cached(
                 "SELECT rowid, -rank FROM chunks_fts WHERE chunks_fts MATCH ?1
-                 ORDER BY rank LIMIT ?2"
-            }
-            Some(_) => {
-                "SELECT rowid, -rank FROM chunks_fts WHERE chunks_fts MATCH ?1
-                   AND rowid IN (SELECT c.id FROM chunks c JOIN documents d USING (doc_id)
-                                 WHERE d.doc_type = ?3)
-                 ORDER BY rank LIMIT ?2"
-            }
+                 ORDER BY rank LIMIT ?2",
+            )?;
+            stmt.query_map(params![fts_query, k as i64], id_and_score)?
+                .collect::<Result<Vec<_>, _>>()?
+        } else {
+            let (types, docs) = filters.sql_params();
+            let mut stmt = self.conn.prepare_cached(&format!(
+                "SELECT rowid, -rank FROM chunks_fts WHERE chunks_fts MATCH ?3
+                   AND rowid IN ({ALLOWED_CHUNKS})
+                 ORDER BY rank LIMIT ?4"
+            ))?;
+            stmt.query_map(params![types, docs, fts_query, k as i64], id_and_score)?
+                .collect::<Result<Vec<_>, _>>()?
         };
-        let mut stmt = self.conn.prepare_cached(sql)?;
-        let rows = match &filters.doc_type {
-            None => stmt.query_map(params![fts_query, k as i64], id_and_score)?,
-            Some(t) => stmt.query_map(params![fts_query, k as i64, t], id_and_score)?,
-        }
-        .collect::<Result<Vec<_>, _>>()?;
         Ok(ranked(rows))
     }
 
@@ -99,28 +128,76 @@ impl Store {
         if !schema::has_vector_table(&self.conn)? || k == 0 {
             return Ok(Vec::new());
         }
-        if let Some(file) = self.vector_file()? {
-            let rows = file.search(embedding, k, filters.doc_type.as_deref());
-            return Ok(ranked(rows));
+        if filters.doc_ids.is_some() {
+            return self.search_vector_among(embedding, k, filters);
         }
-        let sql = match filters.doc_type {
-            None => "SELECT rowid, distance FROM chunks_vec WHERE embedding MATCH ?1 AND k = ?2",
-            Some(_) => {
-                "SELECT rowid, distance FROM chunks_vec
-                 WHERE embedding MATCH ?1 AND k = ?2 AND doc_type = ?3"
-            }
-        };
+        if let Some(file) = self.vector_file()? {
+            return Ok(ranked(file.search(embedding, k, &filters.doc_types)));
+        }
         let blob = f32_bytes(embedding);
-        let mut stmt = self.conn.prepare_cached(sql)?;
         let map = |r: &rusqlite::Row<'_>| -> rusqlite::Result<(i64, f64)> {
             let d: f64 = r.get(1)?;
             Ok((r.get(0)?, 1.0 - d * d / 2.0))
         };
-        let rows = match &filters.doc_type {
-            None => stmt.query_map(params![blob, k as i64], map)?,
-            Some(t) => stmt.query_map(params![blob, k as i64, t], map)?,
+        let mut rows = Vec::new();
+        if filters.doc_types.is_empty() {
+            let mut stmt = self.conn.prepare_cached(
+                "SELECT rowid, distance FROM chunks_vec WHERE embedding MATCH ?1 AND k = ?2",
+            )?;
+            for row in stmt.query_map(params![blob, k as i64], map)? {
+                rows.push(row?);
+            }
+        } else {
+            // One KNN per type (sqlite-vec filters metadata by equality), merged.
+            let mut stmt = self.conn.prepare_cached(
+                "SELECT rowid, distance FROM chunks_vec
+                 WHERE embedding MATCH ?1 AND k = ?2 AND doc_type = ?3",
+            )?;
+            for doc_type in &filters.doc_types {
+                for row in stmt.query_map(params![blob, k as i64, doc_type], map)? {
+                    rows.push(row?);
+                }
+            }
+            rows.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+            rows.truncate(k);
         }
-        .collect::<Result<Vec<_>, _>>()?;
+        Ok(ranked(rows))
+    }
+
+    /// Vector search restricted to some documents: their chunks scored exactly.
+    fn search_vector_among(
+        &self,
+        embedding: &[f32],
+        k: usize,
+        filters: &Filters,
+    ) -> anyhow::Result<Vec<Scored>> {
+        let (types, docs) = filters.sql_params();
+        let allowed: std::collections::HashSet<i64> = self
+            .conn
+            .prepare_cached(ALLOWED_CHUNKS)?
+            .query_map(params![types, docs], |r| r.get(0))?
+            .collect::<Result<_, _>>()?;
+        if let Some(file) = self.vector_file()? {
+            return Ok(ranked(file.search_among(embedding, k, &allowed)));
+        }
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT embedding FROM chunks_vec WHERE rowid = ?1")?;
+        let mut rows = Vec::with_capacity(allowed.len());
+        for rowid in allowed {
+            let blob: Option<Vec<u8>> = stmt.query_row([rowid], |r| r.get(0)).optional()?;
+            if let Some(blob) = blob {
+                let score: f32 = blob
+                    .chunks_exact(4)
+                    .map(|b| f32::from_le_bytes(b.try_into().expect("4 bytes")))
+                    .zip(embedding)
+                    .map(|(x, y)| x * y)
+                    .sum();
+                rows.push((rowid, f64::from(score)));
+            }
+        }
+        rows.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        rows.truncate(k);
         Ok(ranked(rows))
     }
 

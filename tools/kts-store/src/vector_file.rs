@@ -326,23 +326,15 @@ impl VectorFile {
     }
 
     /// The `k` rows nearest to `query` (a unit vector of the file's dims) as
-    /// (rowid, cosine), best first; only rows of `doc_type` when given.
-    pub(crate) fn search(
-        &self,
-        query: &[f32],
-        k: usize,
-        doc_type: Option<&str>,
-    ) -> Vec<(i64, f64)> {
+    /// (rowid, cosine), best first; only rows of `doc_types` when not empty.
+    pub(crate) fn search(&self, query: &[f32], k: usize, doc_types: &[String]) -> Vec<(i64, f64)> {
         if k == 0 || query.len() != self.layout.dims {
             return Vec::new();
         }
-        let code = match doc_type {
-            None => None,
-            Some(name) => match self.names.iter().position(|n| n == name) {
-                Some(i) => Some(i as u16),
-                None => return Vec::new(),
-            },
-        };
+        let allowed = (!doc_types.is_empty()).then(|| self.allowed_codes(doc_types));
+        if allowed.as_ref().is_some_and(|codes| !codes.contains(&true)) {
+            return Vec::new();
+        }
         // The query's scale is a common factor of every score: only the order matters.
         let mut query8 = vec![0i8; query.len()];
         quantise(query, &mut query8);
@@ -353,11 +345,43 @@ impl VectorFile {
             codes: self.codes(),
             dims: self.layout.dims,
             query: &query8,
-            code,
+            allowed: allowed.as_deref(),
         };
         let candidates = scan.top(pool);
+        self.exact_top(query, k, candidates)
+    }
+
+    /// The `k` of the rows with these rowids nearest to `query`, scored
+    /// exactly (for searches restricted to a few documents).
+    pub(crate) fn search_among(
+        &self,
+        query: &[f32],
+        k: usize,
+        rowids: &std::collections::HashSet<i64>,
+    ) -> Vec<(i64, f64)> {
+        if k == 0 || query.len() != self.layout.dims {
+            return Vec::new();
+        }
+        let rows = self
+            .rowids()
+            .iter()
+            .enumerate()
+            .filter(|(_, rowid)| rowids.contains(rowid))
+            .map(|(row, _)| row)
+            .collect();
+        self.exact_top(query, k, rows)
+    }
+
+    fn allowed_codes(&self, doc_types: &[String]) -> Vec<bool> {
+        self.names
+            .iter()
+            .map(|name| doc_types.contains(name))
+            .collect()
+    }
+
+    fn exact_top(&self, query: &[f32], k: usize, rows: Vec<usize>) -> Vec<(i64, f64)> {
         let rowids = self.rowids();
-        let mut exact: Vec<(i64, f64)> = candidates
+        let mut exact: Vec<(i64, f64)> = rows
             .into_iter()
             .map(|row| (rowids[row], f64::from(dot_f32(self.f32_row(row), query))))
             .collect();
@@ -374,7 +398,8 @@ struct Scan<'a> {
     codes: &'a [u16],
     dims: usize,
     query: &'a [i8],
-    code: Option<u16>,
+    /// Which doc type codes may be returned (all when `None`).
+    allowed: Option<&'a [bool]>,
 }
 
 impl Scan<'_> {
@@ -434,7 +459,10 @@ impl Scan<'_> {
         let dims = self.dims;
         let rows = self.rows[from * dims..to * dims].chunks_exact(dims);
         for (row, vector) in (from..to).zip(rows) {
-            if self.code.is_some_and(|c| self.codes[row] != c) {
+            if self
+                .allowed
+                .is_some_and(|allowed| allowed.get(usize::from(self.codes[row])) != Some(&true))
+            {
                 continue;
             }
             let score = dot_i8(vector, self.query) as f32 * self.scales[row];

@@ -157,9 +157,7 @@ fn searches_filter_by_doc_type_and_accept_any_text() {
         .search_bm25("\"VPN\" AND (NEAR* ^reset", 10, &Filters::default())
         .unwrap();
     assert_eq!(all.len(), 2);
-    let guides = Filters {
-        doc_type: Some("GUIDE".into()),
-    };
+    let guides = Filters::doc_type("GUIDE");
     let hits = reader.search_bm25("vpn", 10, &guides).unwrap();
     assert_eq!(hits.len(), 1);
     let hit = &reader.fetch_hits(&[hits[0].rowid]).unwrap()[0];
@@ -170,6 +168,64 @@ fn searches_filter_by_doc_type_and_accept_any_text() {
         .search_vector(&unit(0, 8), 1, &Filters::default())
         .unwrap();
     assert!((nearest[0].score - 1.0).abs() < 1e-5, "{nearest:?}");
+}
+
+#[test]
+fn searches_filter_by_several_types_and_by_document() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open_writer(dir.path(), LockWait::NoWait).unwrap();
+    store.begin().unwrap();
+    for (i, doc_type) in ["POLICY", "GUIDE", "FAQ", "GUIDE"].iter().enumerate() {
+        let d = doc(&format!("d{i}"), &format!("{i}.md"), doc_type);
+        let c = chunk(&format!("c{i}"), 0, "reset the VPN token", Some(unit(i, 8)));
+        store.apply(&d, &[c]).unwrap();
+    }
+    store.commit().unwrap();
+    let docs_of = |reader: &Store, hits: Vec<kts_store::Scored>| -> Vec<String> {
+        let rowids: Vec<i64> = hits.iter().map(|h| h.rowid).collect();
+        let mut docs: Vec<String> = reader
+            .fetch_hits(&rowids)
+            .unwrap()
+            .into_iter()
+            .map(|h| h.doc_id)
+            .collect();
+        docs.sort();
+        docs
+    };
+    let types = Filters {
+        doc_types: vec!["FAQ".into(), "POLICY".into()],
+        doc_ids: None,
+    };
+    let named = Filters {
+        doc_types: vec!["GUIDE".into()],
+        doc_ids: Some(vec!["d1".into(), "d2".into()]),
+    };
+    // The vector search reads sqlite-vec until kts-index writes vectors.bin, then the file.
+    for with_vector_file in [false, true] {
+        if with_vector_file {
+            assert!(store.refresh_vector_file().unwrap());
+        }
+        let reader = Store::open_read(dir.path()).unwrap();
+        assert_eq!(
+            docs_of(&reader, reader.search_bm25("vpn", 10, &types).unwrap()),
+            ["d0", "d2"]
+        );
+        assert_eq!(
+            docs_of(
+                &reader,
+                reader.search_vector(&unit(0, 8), 10, &types).unwrap()
+            ),
+            ["d0", "d2"]
+        );
+        // Documents named and of the type: d1 only.
+        assert_eq!(
+            docs_of(&reader, reader.search_bm25("vpn", 10, &named).unwrap()),
+            ["d1"]
+        );
+        let near = reader.search_vector(&unit(1, 8), 10, &named).unwrap();
+        assert_eq!(docs_of(&reader, near.clone()), ["d1"]);
+        assert!((near[0].score - 1.0).abs() < 1e-5, "exact cosine: {near:?}");
+    }
 }
 
 #[test]

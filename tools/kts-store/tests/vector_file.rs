@@ -65,7 +65,8 @@ fn answers(dir: &Path) -> Vec<Vec<Scored>> {
         let query = unit(10_000 + q);
         for doc_type in [None, Some("POLICY"), Some("NONE-OF-THESE")] {
             let filters = Filters {
-                doc_type: doc_type.map(str::to_string),
+                doc_types: doc_type.into_iter().map(str::to_string).collect(),
+                doc_ids: None,
             };
             out.push(reader.search_vector(&query, 10, &filters).unwrap());
         }

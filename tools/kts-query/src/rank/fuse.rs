@@ -13,14 +13,14 @@ pub struct Fused {
     pub rowid: i64,
     /// The score the results are ordered by (higher is better).
     pub score: f64,
-    /// Each retriever's view of the chunk, by name, plus `rrf` when fused.
-    pub signals: BTreeMap<&'static str, Scored>,
+    /// Each list's view of the chunk, by name, plus `rrf` when fused.
+    pub signals: BTreeMap<String, Scored>,
 }
 
 /// Orders the chunks of one or more named lists. One list keeps its own
 /// scores; several are fused with RRF, score = Σ weight / (60 + rank), each
 /// list's weight given by `weight_of` its name.
-pub fn fuse(lists: &[(&'static str, Vec<Scored>)], weight_of: impl Fn(&str) -> f64) -> Vec<Fused> {
+pub fn fuse(lists: &[(String, Vec<Scored>)], weight_of: impl Fn(&str) -> f64) -> Vec<Fused> {
     let fusing = lists.iter().filter(|(_, list)| !list.is_empty()).count() > 1;
     let mut by_rowid: HashMap<i64, Fused> = HashMap::new();
     for (name, list) in lists {
@@ -30,7 +30,7 @@ pub fn fuse(lists: &[(&'static str, Vec<Scored>)], weight_of: impl Fn(&str) -> f
                 score: 0.0,
                 signals: BTreeMap::new(),
             });
-            entry.signals.insert(name, *scored);
+            entry.signals.insert(name.clone(), *scored);
             entry.score += if fusing {
                 weight_of(name) / (RRF_K + scored.rank as f64)
             } else {
@@ -42,7 +42,7 @@ pub fn fuse(lists: &[(&'static str, Vec<Scored>)], weight_of: impl Fn(&str) -> f
     if fusing {
         for f in &mut fused {
             f.signals.insert(
-                "rrf",
+                "rrf".to_string(),
                 Scored {
                     rowid: f.rowid,
                     score: f.score,
@@ -83,6 +83,13 @@ pub fn top_k(
 mod tests {
     use super::*;
 
+    fn named(lists: Vec<(&str, Vec<Scored>)>) -> Vec<(String, Vec<Scored>)> {
+        lists
+            .into_iter()
+            .map(|(name, list)| (name.to_string(), list))
+            .collect()
+    }
+
     fn list(rowids: &[i64]) -> Vec<Scored> {
         rowids
             .iter()
@@ -98,7 +105,10 @@ mod tests {
     #[test]
     fn rrf_rewards_agreement() {
         let fused = fuse(
-            &[("bm25", list(&[1, 2, 3])), ("vector", list(&[3, 1, 4]))],
+            &named(vec![
+                ("bm25", list(&[1, 2, 3])),
+                ("vector", list(&[3, 1, 4])),
+            ]),
             |_| 1.0,
         );
         let order: Vec<i64> = fused.iter().map(|f| f.rowid).collect();
@@ -111,7 +121,7 @@ mod tests {
 
     #[test]
     fn a_lighter_list_moves_results_less() {
-        let lists = [("bm25", list(&[1, 2])), ("graph", list(&[2]))];
+        let lists = named(vec![("bm25", list(&[1, 2])), ("graph", list(&[2]))]);
         let order = |weight: f64| -> Vec<i64> {
             fuse(&lists, |name| if name == "graph" { weight } else { 1.0 })
                 .iter()
@@ -124,14 +134,17 @@ mod tests {
 
     #[test]
     fn one_list_keeps_its_scores() {
-        let fused = fuse(&[("bm25", list(&[7, 8])), ("vector", Vec::new())], |_| 1.0);
+        let fused = fuse(
+            &named(vec![("bm25", list(&[7, 8])), ("vector", Vec::new())]),
+            |_| 1.0,
+        );
         assert_eq!(fused[0].score, 10.0);
         assert!(!fused[0].signals.contains_key("rrf"));
     }
 
     #[test]
     fn dedup_keeps_the_best_chunk_per_document() {
-        let fused = fuse(&[("bm25", list(&[1, 2, 3, 4]))], |_| 1.0);
+        let fused = fuse(&named(vec![("bm25", list(&[1, 2, 3, 4]))]), |_| 1.0);
         let doc = |rowid: i64| Ok(Some(if rowid <= 2 { "a" } else { "b" }.to_string()));
         let kept: Vec<i64> = top_k(fused.clone(), 10, false, doc)
             .unwrap()

@@ -1,0 +1,186 @@
+//! How well kts-query's confidence separates relevant from irrelevant hits
+//! (AUROC over the first hits of every query), and the fit of its model.
+
+use crate::beir::Query;
+use crate::metrics::NDCG_AT;
+use crate::pipeline::{HitConfidence, Run};
+use kts_query::rank::confidence::logistic;
+
+/// Hits per query whose confidence is judged: those nDCG@10 sees.
+pub const JUDGED_HITS: usize = NDCG_AT;
+
+/// Every judged hit's confidence record and whether it is relevant.
+pub fn labelled(queries: &[Query], run: &Run) -> Vec<(HitConfidence, bool)> {
+    let mut out = Vec::new();
+    for query in queries {
+        let (Some(docs), Some(confidences)) =
+            (run.rankings.get(&query.id), run.confidences.get(&query.id))
+        else {
+            continue;
+        };
+        let mut seen = std::collections::HashSet::new();
+        for (doc, confidence) in docs.iter().zip(confidences) {
+            if !seen.insert(doc) {
+                continue;
+            }
+            if seen.len() > JUDGED_HITS {
+                break;
+            }
+            let relevant = query.judgments.get(doc).is_some_and(|&g| g > 0);
+            out.push((confidence.clone(), relevant));
+        }
+    }
+    out
+}
+
+/// The area under the ROC curve of `scores` for telling the `true` ones:
+/// the chance a random relevant hit scores above a random irrelevant one
+/// (ties count half). `None` without both kinds.
+pub fn auroc(scored: &[(f64, bool)]) -> Option<f64> {
+    let positives = scored.iter().filter(|(_, p)| *p).count();
+    let negatives = scored.len() - positives;
+    if positives == 0 || negatives == 0 {
+        return None;
+    }
+    let mut sorted: Vec<(f64, bool)> = scored.to_vec();
+    sorted.sort_by(|a, b| a.0.total_cmp(&b.0));
+    // Sum of the positives' ranks (1-based, ties averaged): Mann–Whitney U.
+    let mut rank_sum = 0.0;
+    let mut i = 0;
+    while i < sorted.len() {
+        let mut j = i;
+        while j < sorted.len() && sorted[j].0 == sorted[i].0 {
+            j += 1;
+        }
+        let average_rank = (i + 1 + j) as f64 / 2.0;
+        rank_sum += average_rank * sorted[i..j].iter().filter(|(_, p)| *p).count() as f64;
+        i = j;
+    }
+    let p = positives as f64;
+    Some((rank_sum - p * (p + 1.0) / 2.0) / (p * negatives as f64))
+}
+
+/// AUROC of the confidences kts-query reported.
+pub fn confidence_auroc(labelled: &[(HitConfidence, bool)]) -> Option<f64> {
+    let scored: Vec<(f64, bool)> = labelled
+        .iter()
+        .filter_map(|(c, relevant)| c.confidence.map(|c| (c, *relevant)))
+        .collect();
+    auroc(&scored)
+}
+
+/// A fitted logistic model: intercept then one coefficient per feature, and
+/// the AUROC it reaches on the data it was fitted on.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Fit {
+    pub coefficients: [f64; 8],
+    pub auroc: Option<f64>,
+    /// AUROC of two-fold cross-validation: each half of the queries scored
+    /// by the model fitted on the other half.
+    pub held_out_auroc: Option<f64>,
+    pub hits: usize,
+}
+
+/// Logistic regression by full-batch gradient descent with a little L2
+/// (features are all in [0, 1], so no scaling is needed), with its AUROC in
+/// sample and under two-fold cross-validation (`labelled` in query order).
+pub fn fit(labelled: &[(HitConfidence, bool)]) -> Fit {
+    let coefficients = coefficients(labelled);
+    let (first, second) = labelled.split_at(labelled.len() / 2);
+    let mut held_out = scored(first, &self::coefficients(second));
+    held_out.extend(scored(second, &self::coefficients(first)));
+    Fit {
+        coefficients: coefficients.map(|x| (x * 1e4).round() / 1e4),
+        auroc: auroc(&scored(labelled, &coefficients)),
+        held_out_auroc: auroc(&held_out),
+        hits: labelled.len(),
+    }
+}
+
+fn coefficients(labelled: &[(HitConfidence, bool)]) -> [f64; 8] {
+    const STEPS: usize = 4000;
+    const LEARNING_RATE: f64 = 0.5;
+    const L2: f64 = 1e-4;
+    let n = labelled.len().max(1) as f64;
+    let mut c = [0.0f64; 8];
+    for _ in 0..STEPS {
+        let mut gradient = [0.0f64; 8];
+        for (hit, relevant) in labelled {
+            let p = logistic(&c, &hit.features);
+            let error = p - f64::from(u8::from(*relevant));
+            gradient[0] += error;
+            for (g, x) in gradient[1..].iter_mut().zip(&hit.features) {
+                *g += error * x;
+            }
+        }
+        for (i, (ci, g)) in c.iter_mut().zip(gradient).enumerate() {
+            let penalty = if i == 0 { 0.0 } else { L2 * *ci };
+            *ci -= LEARNING_RATE * (g / n + penalty);
+        }
+    }
+    c
+}
+
+fn scored(labelled: &[(HitConfidence, bool)], c: &[f64; 8]) -> Vec<(f64, bool)> {
+    labelled
+        .iter()
+        .map(|(hit, relevant)| (logistic(c, &hit.features), *relevant))
+        .collect()
+}
+
+/// AUROC of the answer sets' confidence (their best hit's) for telling the
+/// queries with a relevant document among their first 10 hits.
+pub fn answer_auroc(queries: &[Query], run: &Run) -> Option<f64> {
+    let mut scored = Vec::new();
+    for query in queries {
+        let (Some(docs), Some(confidences)) =
+            (run.rankings.get(&query.id), run.confidences.get(&query.id))
+        else {
+            continue;
+        };
+        let best = confidences
+            .iter()
+            .take(JUDGED_HITS)
+            .filter_map(|c| c.confidence)
+            .reduce(f64::max);
+        let answered = docs
+            .iter()
+            .take(JUDGED_HITS)
+            .any(|d| query.judgments.get(d).is_some_and(|&g| g > 0));
+        scored.extend(best.map(|b| (b, answered)));
+    }
+    auroc(&scored)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn auroc_by_hand() {
+        assert_eq!(auroc(&[(0.9, true), (0.1, false)]), Some(1.0));
+        assert_eq!(auroc(&[(0.1, true), (0.9, false)]), Some(0.0));
+        assert_eq!(auroc(&[(0.5, true), (0.5, false)]), Some(0.5));
+        // 2 positives, 2 negatives, one pair out of order: 3 of 4 pairs right.
+        let scored = [(0.9, true), (0.3, true), (0.5, false), (0.1, false)];
+        assert_eq!(auroc(&scored), Some(0.75));
+        assert_eq!(auroc(&[(0.5, true)]), None);
+    }
+
+    #[test]
+    fn the_fit_learns_a_separating_feature() {
+        let hit = |x: f64| HitConfidence {
+            confidence: None,
+            features: [x, 0.0, 0.0, 0.0, 0.0, 0.0, 0.5],
+        };
+        let data: Vec<(HitConfidence, bool)> = (0..40)
+            .map(|i| {
+                let x = i as f64 / 40.0;
+                (hit(x), x > 0.6)
+            })
+            .collect();
+        let fit = fit(&data);
+        assert!(fit.coefficients[1] > 1.0, "{fit:?}");
+        assert_eq!(fit.auroc, Some(1.0));
+    }
+}

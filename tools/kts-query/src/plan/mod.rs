@@ -1,0 +1,444 @@
+//! Query understanding: a question becomes the queries the retrievers run.
+//! Decomposition splits it into parts (plus a step-back question), self-query
+//! filters turn intent words and known error codes or systems into metadata
+//! filters, and expansion adds acronyms' expansions and synonyms. Each step
+//! notes what it did, for `--explain`.
+
+pub mod decompose;
+pub mod intent;
+pub mod lexicon;
+
+use kts_graph::extract::{EntityKind, Extractor};
+use kts_store::{Filters, query_terms};
+
+use crate::steps::{Step, Steps};
+use intent::{INTENTS, Intent, intent_of};
+use lexicon::{KnownEntity, Lexicon};
+
+/// Longest entity name looked up in the scope's graph, in words.
+const MAX_NAME_WORDS: usize = 4;
+
+/// Why a query runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// The question as asked.
+    Question,
+    /// One part of a multi-part question.
+    Part,
+    /// A more general question about the question's main entity.
+    StepBack,
+}
+
+/// One query the retrievers run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SubQuery {
+    pub role: Role,
+    /// The words searched by BM25: the query's words (without those turned
+    /// into filters), plus expansions and synonyms.
+    pub search_text: String,
+    /// The words searched by BM25 when the filters are dropped (those turned
+    /// into filters kept).
+    pub unfiltered_text: String,
+    /// The text embedded for vector search: the query plus acronym expansions.
+    pub embed_text: String,
+    /// Only these document types (from the question's intent), when not empty.
+    pub doc_types: Vec<String>,
+    /// Only documents naming these entities (error codes, systems), when not empty.
+    pub entities: Vec<String>,
+    pub filters: Filters,
+}
+
+/// What a step did.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Note {
+    pub step: &'static str,
+    pub detail: String,
+}
+
+/// The queries for one question and what ranking needs to know about it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Plan {
+    pub queries: Vec<SubQuery>,
+    /// The question's intent, when its words show one.
+    pub intent: Option<&'static Intent>,
+    /// Error codes the question names (as written, uppercase).
+    pub error_codes: Vec<String>,
+    /// Names (lowercase) of the scope's entities the question names.
+    pub entities: Vec<String>,
+    /// The question's content words.
+    pub terms: Vec<String>,
+    /// Each part's content words, when the question was decomposed.
+    pub part_terms: Vec<Vec<String>>,
+    pub notes: Vec<Note>,
+}
+
+impl Plan {
+    fn note(&mut self, step: Step, detail: String) {
+        self.notes.push(Note {
+            step: step.name(),
+            detail,
+        });
+    }
+}
+
+/// Everything planning reads besides the question.
+pub struct Planner<'a> {
+    pub lexicon: Lexicon<'a>,
+    pub steps: &'a Steps,
+    /// The filters the user gave (`--doc-type`); intent never overrides them.
+    pub user_filters: &'a Filters,
+    /// The document types the scope has.
+    pub doc_types: &'a [String],
+    pub extractor: &'a Extractor,
+}
+
+impl<'a> Planner<'a> {
+    pub fn new(
+        lexicon: Lexicon<'a>,
+        steps: &'a Steps,
+        user_filters: &'a Filters,
+        doc_types: &'a [String],
+        extractor: &'a Extractor,
+    ) -> Planner<'a> {
+        Planner {
+            lexicon,
+            steps,
+            user_filters,
+            doc_types,
+            extractor,
+        }
+    }
+
+    pub fn plan(&self, question: &str) -> anyhow::Result<Plan> {
+        let mut plan = Plan {
+            intent: intent_of(question).map(|(intent, _)| intent),
+            terms: query_terms(question),
+            ..Plan::default()
+        };
+        let known = self.lexicon.known(&candidate_names(question))?;
+        plan.error_codes = self.error_codes(question, &known, plan.intent.is_some());
+        plan.entities = known.iter().map(|e| e.words.to_lowercase()).collect();
+        plan.entities.dedup();
+
+        let mut texts = vec![(Role::Question, question.trim().to_string())];
+        if self.steps.on(Step::Decompose) {
+            let parts = decompose::parts(question);
+            if parts.len() > 1 {
+                plan.note(
+                    Step::Decompose,
+                    format!("{} parts: {}", parts.len(), parts.join(" | ")),
+                );
+                // The parts stand for the question: the whole of it would
+                // favour documents touching every part a little.
+                plan.part_terms = parts.iter().map(|part| query_terms(part)).collect();
+                texts = parts.into_iter().map(|part| (Role::Part, part)).collect();
+            }
+        }
+        if self.steps.on(Step::StepBack) {
+            if let Some(entity) = main_entity(&known) {
+                let text = format!("what is {}", entity.words);
+                plan.note(Step::StepBack, format!("\"{text}\""));
+                texts.push((Role::StepBack, text));
+            }
+        }
+        for (role, text) in texts {
+            let query = self.sub_query(&mut plan, role, &text, &known)?;
+            plan.queries.push(query);
+        }
+        Ok(plan)
+    }
+
+    fn sub_query(
+        &self,
+        plan: &mut Plan,
+        role: Role,
+        text: &str,
+        known: &[KnownEntity],
+    ) -> anyhow::Result<SubQuery> {
+        let mut filters = self.user_filters.clone();
+        let mut removed = Vec::new();
+        let mut doc_types = Vec::new();
+        let mut entities = Vec::new();
+        if self.steps.on(Step::Filters) {
+            let intent = match role {
+                Role::StepBack => INTENTS.iter().find(|i| i.name == "definition"),
+                _ => intent_of(text).map(|(intent, _)| intent),
+            };
+            if let (Some(intent), true) = (intent, filters.doc_types.is_empty()) {
+                doc_types = intent
+                    .doc_types
+                    .iter()
+                    .filter(|t| self.doc_types.iter().any(|present| present == *t))
+                    .map(|t| t.to_string())
+                    .collect();
+                if !doc_types.is_empty() {
+                    plan.note(
+                        Step::Filters,
+                        format!("intent {} → doc_type {}", intent.name, doc_types.join("|")),
+                    );
+                    filters.doc_types = doc_types.clone();
+                }
+            }
+            let named: Vec<&KnownEntity> = known
+                .iter()
+                .filter(|e| e.kind == "ERROR_CODE" || e.kind == "SYSTEM")
+                .filter(|e| written_as_identifier(&e.words) && contains_words(text, &e.words))
+                .collect();
+            // Only a question (with an intent) about a code or system is
+            // narrowed to it: a statement that names one ("APOE4 expression
+            // in neurons ...") is about more than the documents naming it.
+            if role != Role::StepBack && intent.is_some() && !named.is_empty() {
+                let docs = self.lexicon.documents_naming(&named)?;
+                entities = named.iter().map(|e| e.words.clone()).collect();
+                plan.note(
+                    Step::Filters,
+                    format!(
+                        "{} → {} document(s), removed from the words searched",
+                        entities.join(", "),
+                        docs.len()
+                    ),
+                );
+                removed = named.iter().map(|e| e.words.clone()).collect();
+                filters.doc_ids = Some(docs);
+            }
+        }
+        let mut embed_text = text.to_string();
+        let mut expansions = Vec::new();
+        if self.steps.on(Step::Acronyms) {
+            let mut added = Vec::new();
+            for acronym in acronyms(text) {
+                for expansion in self.lexicon.expansions(&acronym)? {
+                    if !contains_words(text, &expansion) {
+                        plan.note(Step::Acronyms, format!("{acronym} → {expansion}"));
+                        added.push(expansion);
+                    }
+                }
+            }
+            if !added.is_empty() {
+                embed_text = format!("{embed_text} ({})", added.join("; "));
+            }
+            expansions.extend(added);
+        }
+        if self.steps.on(Step::Synonyms) {
+            let mut added = Vec::new();
+            for term in query_terms(text) {
+                for synonym in self.lexicon.synonyms(&term)? {
+                    if !contains_words(text, &synonym) && !added.contains(&synonym) {
+                        plan.note(Step::Synonyms, format!("{term} → {synonym}"));
+                        added.push(synonym);
+                    }
+                }
+            }
+            expansions.extend(added);
+        }
+        let unfiltered_text = [text.to_string()]
+            .into_iter()
+            .chain(expansions.iter().cloned())
+            .collect::<Vec<_>>()
+            .join(" ");
+        let search_text = removed.iter().fold(unfiltered_text.clone(), |text, words| {
+            remove_words(&text, words)
+        });
+        Ok(SubQuery {
+            role,
+            search_text,
+            unfiltered_text,
+            embed_text,
+            doc_types,
+            entities,
+            filters,
+        })
+    }
+
+    /// Codes the question names: those the extractor recognises (an error
+    /// word or prefix makes them codes) and, in a question with an intent,
+    /// those the scope's documents know as error codes.
+    fn error_codes(&self, question: &str, known: &[KnownEntity], asking: bool) -> Vec<String> {
+        let mut codes: Vec<String> = self
+            .extractor
+            .extract(question)
+            .mentions
+            .into_iter()
+            .filter(|m| m.kind == EntityKind::ErrorCode)
+            .map(|m| m.name)
+            .collect();
+        for entity in known.iter().filter(|e| asking && e.kind == "ERROR_CODE") {
+            if !codes.iter().any(|c| c.eq_ignore_ascii_case(&entity.words)) {
+                codes.push(entity.words.clone());
+            }
+        }
+        codes
+    }
+}
+
+/// Names the question might use for a known entity: its word n-grams in
+/// lowercase, tokens as written in uppercase (error code keys), and
+/// plural tokens made singular (acronym keys).
+fn candidate_names(question: &str) -> Vec<(String, String)> {
+    let tokens: Vec<&str> = question
+        .split_whitespace()
+        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()))
+        .filter(|w| !w.is_empty())
+        .collect();
+    let mut names: Vec<(String, String)> = Vec::new();
+    let mut push = |key: String, words: String| {
+        if !names.iter().any(|(k, _)| *k == key) {
+            names.push((key, words));
+        }
+    };
+    for start in 0..tokens.len() {
+        for len in 1..=MAX_NAME_WORDS.min(tokens.len() - start) {
+            let words = tokens[start..start + len].join(" ");
+            let lower = words.to_lowercase();
+            if len == 1 && kts_store::is_stopword(&lower) {
+                continue;
+            }
+            push(lower, words);
+        }
+        let token = tokens[start];
+        push(token.to_uppercase(), token.to_string());
+        if let Some(singular) = token.strip_suffix('s').filter(|s| s.len() >= 2) {
+            push(singular.to_lowercase(), token.to_string());
+        }
+    }
+    names
+}
+
+/// The most specific entity a step-back question is about: an error code,
+/// system, term or acronym, the one in the fewest documents.
+fn main_entity(known: &[KnownEntity]) -> Option<&KnownEntity> {
+    known
+        .iter()
+        .filter(|e| {
+            matches!(
+                e.kind.as_str(),
+                "ERROR_CODE" | "SYSTEM" | "TERM" | "ACRONYM"
+            )
+        })
+        .min_by(|a, b| {
+            a.documents
+                .cmp(&b.documents)
+                .then(b.words.len().cmp(&a.words.len()))
+        })
+}
+
+/// Whether words look like a code or a product name rather than prose: a
+/// capital after the first letter, or a digit (AuthService, AUTH401, ToolX),
+/// so a question's "Activation" does not match a system written "ActIVatIOn".
+fn written_as_identifier(words: &str) -> bool {
+    words
+        .chars()
+        .skip(1)
+        .any(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
+}
+
+/// Words written like acronyms: two to eight letters or digits, at least two
+/// capitals and no lowercase letter except a plural `s` (SLA, VPNs, IL6).
+fn acronyms(text: &str) -> Vec<String> {
+    let mut found: Vec<String> = Vec::new();
+    let mut rest = text;
+    while let Some(start) = rest.find(|c: char| c.is_alphanumeric()) {
+        let tail = &rest[start..];
+        let end = tail
+            .find(|c: char| !c.is_alphanumeric())
+            .unwrap_or(tail.len());
+        let (word, after) = tail.split_at(end);
+        rest = after;
+        // "PD-1" names a protein, not the acronym PD; "(SLA)" after its expansion is defined.
+        let glued_to_number =
+            after.starts_with('-') && after[1..].starts_with(|c: char| c.is_ascii_digit());
+        let defined_here =
+            text[..text.len() - after.len() - word.len()].ends_with('(') && after.starts_with(')');
+        if glued_to_number || defined_here {
+            continue;
+        }
+        let stem = word.strip_suffix('s').unwrap_or(word);
+        let capitals = stem.chars().filter(char::is_ascii_uppercase).count();
+        let acronym = (2..=8).contains(&stem.len())
+            && capitals >= 2
+            && stem
+                .chars()
+                .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
+            && stem.starts_with(|c: char| c.is_ascii_uppercase());
+        if acronym && !found.iter().any(|f| f == stem) {
+            found.push(stem.to_string());
+        }
+    }
+    found
+}
+
+/// Whether `text` contains `words` as whole words, ignoring case.
+fn contains_words(text: &str, words: &str) -> bool {
+    let text = format!(" {} ", word_string(text));
+    text.contains(&format!(" {} ", word_string(words)))
+}
+
+fn word_string(text: &str) -> String {
+    text.to_lowercase()
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// `text` without the whole-word occurrences of `words` (ignoring case).
+fn remove_words(text: &str, words: &str) -> String {
+    let target: Vec<String> = word_string(words).split(' ').map(str::to_string).collect();
+    let tokens: Vec<&str> = text.split_whitespace().collect();
+    let bare = |t: &str| {
+        t.trim_matches(|c: char| !c.is_alphanumeric())
+            .to_lowercase()
+    };
+    let mut kept = Vec::new();
+    let mut i = 0;
+    while i < tokens.len() {
+        let window = tokens.get(i..i + target.len());
+        if window.is_some_and(|w| w.iter().map(|t| bare(t)).eq(target.iter().cloned())) {
+            i += target.len();
+        } else {
+            kept.push(tokens[i]);
+            i += 1;
+        }
+    }
+    kept.join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn acronyms_are_capital_words() {
+        assert_eq!(
+            acronyms("Is the SLA for VPNs and IL6 in TNF-alpha E.g. Ok"),
+            ["SLA", "VPN", "IL6", "TNF"]
+        );
+        assert!(acronyms("PD-1 blockade in acute myeloid leukemia (AML)").is_empty());
+        assert!(acronyms("a Word in Title Case").is_empty());
+    }
+
+    #[test]
+    fn words_are_matched_and_removed_whole() {
+        assert!(contains_words("How do I fix AUTH401?", "auth401"));
+        assert!(!contains_words("How do I fix AUTH4011?", "auth401"));
+        assert_eq!(
+            remove_words("fix AUTH401 on Tool X, then Tool X again", "tool x"),
+            "fix AUTH401 on then again"
+        );
+    }
+
+    #[test]
+    fn candidates_cover_phrases_codes_and_plurals() {
+        let names: Vec<String> = candidate_names("reset the Token Cache for HSCs")
+            .into_iter()
+            .map(|(key, _)| key)
+            .collect();
+        for expected in ["token cache", "hsc", "HSCS", "reset the token"] {
+            assert!(
+                names.iter().any(|n| n == expected),
+                "{expected} in {names:?}"
+            );
+        }
+        assert!(!names.iter().any(|n| n == "the"));
+    }
+}
