@@ -25,6 +25,7 @@ use anyhow::Context;
 use kts_cli::{JsonlWriter, Messages};
 use kts_record::{EvidenceCitation, EvidenceKind, EvidenceRecord, HitRecord, schema_id};
 
+use crate::words::stem;
 use crate::{Args, OutputFormat, Searcher};
 
 /// Default of `--min-coverage`: below half of the claims supported, the
@@ -388,21 +389,6 @@ pub fn content_words(text: &str) -> Vec<String> {
         }
     }
     words
-}
-
-/// A crude stem: one common English suffix removed, at least 3 letters left.
-fn stem(word: &str) -> &str {
-    const SUFFIXES: &[&str] = &[
-        "ations", "ation", "ments", "ment", "ings", "ing", "ies", "ied", "ed", "es", "s", "ly",
-        "er", "e", "y",
-    ];
-    SUFFIXES
-        .iter()
-        .find_map(|suffix| {
-            word.strip_suffix(suffix)
-                .filter(|rest| rest.chars().count() >= 3)
-        })
-        .unwrap_or(word)
 }
 
 /// Whether two words are forms of one word: equal stems, or a long common

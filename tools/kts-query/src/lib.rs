@@ -10,6 +10,7 @@ mod output;
 pub mod plan;
 pub mod rank;
 pub mod steps;
+mod words;
 
 use std::collections::HashMap;
 use std::io::Write;
