@@ -23,12 +23,20 @@ _kts__query() {
 
     case "${cmd}" in
         kts__query)
-            opts="-q -h -V --batch --mode --top-k --candidates --all-chunks --doc-type --format --graph --with --without --weight --min-filtered --explain --min-confidence --ledger --context --budget --model --models --threads --quiet --evidence --min-coverage --help --version"
+            opts="-q -h -V --scope --max-scopes --batch --mode --top-k --candidates --all-chunks --doc-type --format --graph --with --without --weight --min-filtered --explain --min-confidence --ledger --context --budget --model --models --threads --quiet --evidence --min-coverage --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --scope)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-scopes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --mode)
                     COMPREPLY=($(compgen -W "bm25 vector hybrid" -- "${cur}"))
                     return 0

@@ -4,6 +4,7 @@
 mod context;
 mod embedder;
 pub mod evidence;
+pub mod federation;
 mod graph;
 mod ledger;
 mod output;
@@ -29,7 +30,8 @@ pub use steps::{Step, Steps};
 
 use rank::confidence::{answer_confidence, confidence, features as confidence_features};
 
-pub use output::{BatchHit, scope_slug, write_text};
+pub use kts_store::scope_slug;
+pub use output::{BatchHit, write_text};
 use plan::lexicon::{Lexicon, QueryConfig};
 use plan::{Plan, Planner, Role, SubQuery};
 
@@ -63,6 +65,14 @@ record per query to DIR/.kts/ledger.jsonl.
 --budget tokens: \"## Knowledge Graph Context\" (the question's entities,
 their definitions, strongest neighbours and sources) when the question names
 any, then \"## Relevant Passages\", each cited.
+
+DIR may be a knowledge root, a folder whose sub-folders are scopes (slugs
+from their names: lowercase, spaces and hyphens to _). \"/slug question\" or
+--scope SLUG asks that scope only, \"/slug /doctype question\" also filters
+by doc type; a question naming a scope's slug words goes to it; any other
+fans out to every scope in parallel (more than --max-scopes: exit 2). Hits
+are merged by RRF and name their scope; a scope that fails is skipped with
+a warning.
 
 --batch reads {\"id\": \"q1\", \"text\": \"...\"} lines on stdin (optionally
 with a precomputed \"embedding\" and its \"model\") and adds `query_id` to
@@ -112,16 +122,25 @@ pub enum OutputFormat {
     Text,
 }
 
-#[derive(Parser, Debug)]
+#[derive(Parser, Debug, Clone)]
 #[command(name = "kts-query", version, about = ABOUT, after_help = AFTER_HELP)]
 pub struct Args {
-    /// The scope folder whose index (DIR/.kts/kts.db) is searched.
+    /// The scope folder whose index (DIR/.kts/kts.db) is searched, or a
+    /// knowledge root: a folder whose sub-folders are scopes.
     #[arg(value_name = "DIR")]
     pub dir: PathBuf,
 
     /// The question (or keywords).
     #[arg(value_name = "QUESTION", required_unless_present = "batch")]
     pub question: Option<String>,
+
+    /// In a knowledge root: ask this scope (by slug; repeatable).
+    #[arg(long, value_name = "SLUG")]
+    pub scope: Vec<String>,
+
+    /// In a knowledge root: most scopes a question may fan out to.
+    #[arg(long, value_name = "N", default_value_t = 100)]
+    pub max_scopes: usize,
 
     /// Read queries as JSON lines on stdin: {"id": ..., "text": ...}.
     #[arg(long, conflicts_with = "question")]
@@ -238,8 +257,13 @@ pub fn command() -> clap::Command {
 
 pub fn run(args: Args) -> anyhow::Result<Exit> {
     let messages = Messages::new("kts-query").quiet(args.quiet);
-    let mut searcher = Searcher::open(&args, &messages)?;
     let mut out = JsonlWriter::new();
+    if federation::is_root(&args.dir) {
+        federation::run(&args, &messages, &mut out)?;
+        out.flush()?;
+        return Ok(messages.exit());
+    }
+    let mut searcher = Searcher::open(&args, &messages)?;
     match &args.question {
         Some(question) if args.evidence.is_some() => {
             evidence::run(&mut searcher, question, &args, &messages, &mut out)?;
@@ -475,6 +499,25 @@ impl Searcher {
             return Err(mismatch(&self.meta, self.store.scope(), &model, vector.len()).into());
         }
         Ok(vector)
+    }
+
+    /// The slug hits name their scope by (the folder name's, unless a
+    /// knowledge root had to make it unique).
+    pub fn set_scope_name(&mut self, slug: &str) {
+        self.scope = slug.to_string();
+    }
+
+    /// The question embedded by the index's model, with the model's id;
+    /// `None` when the search runs without vectors.
+    pub fn embed_question(
+        &mut self,
+        text: &str,
+    ) -> anyhow::Result<Option<(Vec<f32>, Option<String>)>> {
+        if self.mode == Mode::Bm25 {
+            return Ok(None);
+        }
+        let model = self.meta.model_id.clone();
+        Ok(Some((self.embedder()?.embed_query(text)?, model)))
     }
 
     /// The scope's graph, loaded at first use (`None` when kts-graph built none).

@@ -23,8 +23,10 @@
 
 mod fts;
 mod lock;
+mod root;
 mod schema;
 mod search;
+mod slug;
 mod vector_file;
 mod write;
 
@@ -37,7 +39,9 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension};
 
 pub use fts::{is_stopword, match_query, query_terms};
 pub use lock::{LockWait, Locked};
+pub use root::{ScopeEntry, Scopes, discover_scopes, is_scope};
 pub use search::{Filters, Hit, Scored};
+pub use slug::scope_slug;
 pub use write::{Applied, ChunkRow, DocumentRow, ModelMismatch, weights_differ};
 
 use vector_file::VectorFile;

@@ -1,0 +1,364 @@
+//! Questions to a knowledge root: a folder whose sub-folders are scopes.
+//! `/slug question` (and `/slug /doctype question`) or `--scope SLUG` picks
+//! the scopes; otherwise a question naming a scope's slug goes to it, and any
+//! other fans out to every scope, in parallel, up to `--max-scopes`. The
+//! scopes' hits are merged by RRF (ties: the more confident first), each
+//! naming its scope; a scope that fails is reported and skipped.
+
+use std::path::Path;
+
+use kts_cli::{JsonlWriter, Messages};
+use kts_record::HitRecord;
+use kts_store::{ScopeEntry, Scopes, discover_scopes};
+
+use crate::{Args, Mode, RRF_K, Searcher, emit};
+
+/// Where a question goes, and what is left of it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Route {
+    pub scopes: Vec<ScopeEntry>,
+    /// A doc type from `/slug /doctype question`.
+    pub doc_type: Option<String>,
+    pub question: String,
+    /// How the scopes were chosen, for messages.
+    pub how: String,
+}
+
+/// Why a question cannot be routed: exit status 2 with this message.
+#[derive(Debug)]
+pub struct RouteError(pub String);
+
+impl std::fmt::Display for RouteError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for RouteError {}
+
+/// Whether `dir` is a knowledge root rather than a scope.
+pub fn is_root(dir: &Path) -> bool {
+    !kts_store::is_scope(dir)
+        && discover_scopes(dir).is_ok_and(|found| found.scopes.iter().any(|s| s.indexed))
+}
+
+/// Splits the leading `/word` tokens off a question: `/hr /policy how many
+/// days` → (["hr", "policy"], "how many days").
+pub fn scope_prefix(question: &str) -> (Vec<String>, String) {
+    let mut names = Vec::new();
+    let mut rest = question.trim_start();
+    while let Some(after) = rest.strip_prefix('/') {
+        let end = after.find(char::is_whitespace).unwrap_or(after.len());
+        if end == 0 {
+            break;
+        }
+        names.push(after[..end].to_string());
+        rest = after[end..].trim_start();
+    }
+    (names, rest.to_string())
+}
+
+/// The scopes a question goes to.
+pub fn route(
+    found: &Scopes,
+    question: &str,
+    asked: &[String],
+    max_scopes: usize,
+) -> Result<Route, RouteError> {
+    let indexed: Vec<&ScopeEntry> = found.scopes.iter().filter(|s| s.indexed).collect();
+    let by_slug = |slug: &str| -> Result<ScopeEntry, RouteError> {
+        indexed
+            .iter()
+            .find(|s| s.slug == slug.to_lowercase())
+            .map(|s| (*s).clone())
+            .ok_or_else(|| {
+                RouteError(format!(
+                    "no indexed scope {slug:?} in this knowledge root (--list-scopes lists them)"
+                ))
+            })
+    };
+    let (prefix, rest) = scope_prefix(question);
+    if !prefix.is_empty() {
+        if prefix.len() > 2 {
+            return Err(RouteError(format!(
+                "at most /scope /doctype before the question, not {} names",
+                prefix.len()
+            )));
+        }
+        return Ok(Route {
+            scopes: vec![by_slug(&prefix[0])?],
+            doc_type: prefix.get(1).map(|t| t.to_uppercase()),
+            question: rest,
+            how: format!("/{}", prefix[0]),
+        });
+    }
+    if !asked.is_empty() {
+        return Ok(Route {
+            scopes: asked.iter().map(|s| by_slug(s)).collect::<Result<_, _>>()?,
+            doc_type: None,
+            question: rest,
+            how: "--scope".into(),
+        });
+    }
+    let words = words(question);
+    let named: Vec<&&ScopeEntry> = indexed
+        .iter()
+        .filter(|s| {
+            let slug_words: Vec<&str> = s.slug.split('_').filter(|w| !w.is_empty()).collect();
+            !slug_words.is_empty() && slug_words.iter().all(|w| words.iter().any(|q| q == w))
+        })
+        .collect();
+    // The most specific slug named: the one with the most words.
+    if let Some(most) = named.iter().map(|s| s.slug.split('_').count()).max() {
+        let scopes: Vec<ScopeEntry> = named
+            .iter()
+            .filter(|s| s.slug.split('_').count() == most)
+            .map(|s| (**s).clone())
+            .collect();
+        return Ok(Route {
+            how: format!("the question names {}", slugs(&scopes)),
+            scopes,
+            doc_type: None,
+            question: rest,
+        });
+    }
+    if indexed.len() > max_scopes {
+        return Err(RouteError(format!(
+            "the question would go to {} scopes, more than --max-scopes {max_scopes}: \
+             name one (/slug question or --scope SLUG) or raise --max-scopes",
+            indexed.len()
+        )));
+    }
+    Ok(Route {
+        scopes: indexed.into_iter().cloned().collect(),
+        doc_type: None,
+        question: rest,
+        how: "every scope".into(),
+    })
+}
+
+fn slugs(scopes: &[ScopeEntry]) -> String {
+    scopes
+        .iter()
+        .map(|s| s.slug.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Lowercase words, split at anything that is not a letter or digit.
+fn words(text: &str) -> Vec<String> {
+    text.to_lowercase()
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// Answers one question over a knowledge root.
+pub fn run(args: &Args, messages: &Messages, out: &mut JsonlWriter) -> anyhow::Result<()> {
+    let Some(question) = &args.question else {
+        anyhow::bail!("--batch asks one scope: give a scope folder, not a knowledge root");
+    };
+    let found = discover_scopes(&args.dir)?;
+    for (slug, paths) in &found.collisions {
+        messages.warn(&format!(
+            "{} folders have the slug {slug}: {} (the later ones get _2, _3, ...)",
+            paths.len(),
+            paths
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    let route = route(&found, question, &args.scope, args.max_scopes)?;
+    messages.info(&format!(
+        "asking {} scope(s) ({})",
+        route.scopes.len(),
+        route.how
+    ));
+    let hits = search_scopes(args, messages, &route)?;
+    emit(out, args.format, &hits, None)
+}
+
+/// Each scope searched on its own thread (at most one per core at a time),
+/// the question embedded once; the hits merged.
+fn search_scopes(
+    args: &Args,
+    messages: &Messages,
+    route: &Route,
+) -> anyhow::Result<Vec<HitRecord>> {
+    let given = match args.mode {
+        Mode::Bm25 => None,
+        _ => question_vector(args, messages, route)?,
+    };
+    let workers = std::thread::available_parallelism()
+        .map_or(1, usize::from)
+        .min(route.scopes.len())
+        .max(1);
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results: Vec<(usize, anyhow::Result<Vec<HitRecord>>)> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut done = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(scope) = route.scopes.get(i) else {
+                            return done;
+                        };
+                        done.push((i, search_one(args, scope, route, given.clone())));
+                    }
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("a scope search panicked"))
+            .collect()
+    });
+    let mut lists: Vec<(usize, Vec<HitRecord>)> = Vec::new();
+    for (i, result) in results {
+        match result {
+            Ok(hits) => lists.push((i, hits)),
+            Err(e) => messages.warn(&format!("scope {} skipped: {e:#}", route.scopes[i].slug)),
+        }
+    }
+    if lists.is_empty() && !route.scopes.is_empty() {
+        anyhow::bail!("no scope could be searched (see the warnings above)");
+    }
+    lists.sort_by_key(|(i, _)| *i);
+    Ok(merge(
+        lists.into_iter().map(|(_, hits)| hits).collect(),
+        args.top_k,
+    ))
+}
+
+/// The question's embedding, by the model of the first scope that can be
+/// opened (every scope must share it; one that does not is skipped).
+fn question_vector(
+    args: &Args,
+    messages: &Messages,
+    route: &Route,
+) -> anyhow::Result<Option<(Vec<f32>, Option<String>)>> {
+    for scope in &route.scopes {
+        let scope_args = scope_args(args, scope, route);
+        match Searcher::open(&scope_args, messages) {
+            Ok(mut searcher) => return searcher.embed_question(&route.question),
+            Err(e) => messages.warn(&format!("scope {} skipped: {e:#}", scope.slug)),
+        }
+    }
+    Ok(None)
+}
+
+fn scope_args(args: &Args, scope: &ScopeEntry, route: &Route) -> Args {
+    let mut scope_args = args.clone();
+    scope_args.dir = scope.path.clone();
+    // The model loads only if a query other than the question needs it.
+    scope_args.batch = true;
+    scope_args.question = None;
+    if let Some(doc_type) = &route.doc_type {
+        scope_args.doc_type = Some(doc_type.clone());
+    }
+    scope_args
+}
+
+fn search_one(
+    args: &Args,
+    scope: &ScopeEntry,
+    route: &Route,
+    given: Option<(Vec<f32>, Option<String>)>,
+) -> anyhow::Result<Vec<HitRecord>> {
+    let quiet = Messages::new("kts-query").quiet(true);
+    let mut searcher = Searcher::open(&scope_args(args, scope, route), &quiet)?;
+    searcher.set_scope_name(&scope.slug);
+    searcher.search(&route.question, given)
+}
+
+/// Reciprocal Rank Fusion of the scopes' lists (each hit is in one list);
+/// equal ranks go to the more confident hit. Ranks are renumbered.
+pub fn merge(lists: Vec<Vec<HitRecord>>, top_k: usize) -> Vec<HitRecord> {
+    let mut all: Vec<(f64, f64, usize, HitRecord)> = lists
+        .into_iter()
+        .enumerate()
+        .flat_map(|(list, hits)| {
+            hits.into_iter().map(move |hit| {
+                let rrf = 1.0 / (RRF_K + hit.rank as f64);
+                (rrf, hit.confidence.unwrap_or(0.0), list, hit)
+            })
+        })
+        .collect();
+    all.sort_by(|a, b| {
+        b.0.total_cmp(&a.0)
+            .then(b.1.total_cmp(&a.1))
+            .then(a.2.cmp(&b.2))
+    });
+    all.into_iter()
+        .take(top_k)
+        .enumerate()
+        .map(|(i, (rrf, _, _, mut hit))| {
+            hit.rank = i + 1;
+            hit.score = rrf;
+            hit
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    fn scopes(slugs: &[&str]) -> Scopes {
+        Scopes {
+            scopes: slugs
+                .iter()
+                .map(|s| ScopeEntry {
+                    slug: s.to_string(),
+                    path: PathBuf::from(s),
+                    indexed: true,
+                })
+                .collect(),
+            collisions: Default::default(),
+        }
+    }
+
+    #[test]
+    fn prefixes_name_the_scope_and_the_doc_type() {
+        assert_eq!(
+            scope_prefix("/hr /policy how many days?"),
+            (
+                vec!["hr".to_string(), "policy".to_string()],
+                "how many days?".to_string()
+            )
+        );
+        assert_eq!(scope_prefix("no prefix"), (vec![], "no prefix".to_string()));
+        assert_eq!(scope_prefix("/ x"), (vec![], "/ x".to_string()));
+    }
+
+    #[test]
+    fn routes_follow_prefix_flag_slug_words_then_everything() {
+        let found = scopes(&["bear_stearns_2006_he1", "bear_stearns_2006_he2", "support"]);
+        let slugs = |r: &Route| r.scopes.iter().map(|s| s.slug.clone()).collect::<Vec<_>>();
+        let r = route(&found, "/support /faq printer error", &[], 100).unwrap();
+        assert_eq!(
+            (slugs(&r), r.doc_type.as_deref()),
+            (vec!["support".into()], Some("FAQ"))
+        );
+        assert_eq!(r.question, "printer error");
+        let r = route(
+            &found,
+            "Determination Date of Bear Stearns 2006-HE2?",
+            &[],
+            100,
+        )
+        .unwrap();
+        assert_eq!(slugs(&r), ["bear_stearns_2006_he2"]);
+        let r = route(&found, "dscr loans", &[], 100).unwrap();
+        assert_eq!(slugs(&r).len(), 3);
+        assert!(route(&found, "dscr loans", &[], 2).is_err());
+        assert!(route(&found, "/nope question", &[], 100).is_err());
+        let r = route(&found, "dscr", &["support".into()], 100).unwrap();
+        assert_eq!(slugs(&r), ["support"]);
+    }
+}

@@ -1,0 +1,223 @@
+//! A knowledge root: scopes asked by `/slug`, by `--scope`, by naming them,
+//! or all at once; neighbouring scopes share template text, and no hit may
+//! come from a scope that was not asked. Keyword indexes (no model needed).
+
+use std::path::Path;
+use std::process::Output;
+use std::sync::OnceLock;
+
+use serde_json::Value;
+
+/// A pooling agreement's template, as two deals fill it in.
+fn agreement(deal: &str, day: &str) -> String {
+    format!(
+        "# Pooling and Servicing Agreement — {deal}\n\nThis agreement is made between the \
+         Depositor, the Master Servicer and the Trustee of {deal}. The Determination Date is \
+         the {day} day of each month. The Distribution Date follows the Determination Date by \
+         five business days. The Trustee shall remit all collections on the Distribution Date.\n"
+    )
+}
+
+/// The root, indexed once per test run: two deals sharing the template, and a help desk.
+fn root() -> &'static Path {
+    static ROOT: OnceLock<tempfile::TempDir> = OnceLock::new();
+    ROOT.get_or_init(|| {
+        let root = tempfile::tempdir().unwrap();
+        let files: [(&str, &str, String); 4] = [
+            (
+                "Bear Stearns 2006-HE1",
+                "psa.md",
+                agreement("Bear Stearns 2006-HE1", "15th"),
+            ),
+            (
+                "Bear Stearns 2006-HE2",
+                "psa.md",
+                agreement("Bear Stearns 2006-HE2", "18th"),
+            ),
+            (
+                "Support",
+                "printers.md",
+                "# Printer troubleshooting\n\nWhen a printer shows error E-5 the paper tray \
+                 is open. Close the tray and press Resume.\n"
+                    .to_string(),
+            ),
+            (
+                "Support",
+                "agreement-faq.md",
+                "# Service agreement questions\n\nThe support agreement covers printers and \
+                 laptops; the Determination Date of a repair is the day the ticket is closed.\n"
+                    .to_string(),
+            ),
+        ];
+        for (scope, name, text) in &files {
+            let dir = root.path().join(scope);
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(dir.join(name), text).unwrap();
+        }
+        for scope in ["Bear Stearns 2006-HE1", "Bear Stearns 2006-HE2", "Support"] {
+            let dir = root.path().join(scope);
+            let dir = dir.display();
+            kts_tests::succeeded(kts_tests::shell(&format!(
+                "kts-crawl '{dir}' | kts-convert | kts-chunk | kts-index '{dir}' --quiet"
+            )));
+        }
+        root
+    })
+    .path()
+}
+
+fn ask(root: &Path, question: &str, flags: &str) -> (Output, Vec<Value>) {
+    let output = kts_tests::shell(&format!(
+        "kts-query '{}' '{question}' --mode bm25 {flags}",
+        root.display()
+    ));
+    let hits = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    (output, hits)
+}
+
+fn hits(question: &str, flags: &str) -> Vec<Value> {
+    let (output, hits) = ask(root(), question, flags);
+    kts_tests::succeeded(output);
+    hits
+}
+
+fn scopes_of(hits: &[Value]) -> Vec<&str> {
+    let mut scopes: Vec<&str> = hits.iter().map(|h| h["scope"].as_str().unwrap()).collect();
+    scopes.dedup();
+    scopes
+}
+
+#[test]
+fn a_scoped_question_never_gets_a_hit_from_another_scope() {
+    for (slug, day, other_day) in [
+        ("bear_stearns_2006_he1", "15th", "18th"),
+        ("bear_stearns_2006_he2", "18th", "15th"),
+    ] {
+        let found = hits(&format!("/{slug} what is the Determination Date"), "");
+        assert!(!found.is_empty());
+        assert_eq!(scopes_of(&found), [slug], "{found:#?}");
+        for hit in &found {
+            let text = hit["text"].as_str().unwrap();
+            assert!(text.contains(day) && !text.contains(other_day), "{text}");
+        }
+        let flagged = hits("what is the Determination Date", &format!("--scope {slug}"));
+        assert_eq!(scopes_of(&flagged), [slug]);
+    }
+}
+
+#[test]
+fn a_question_naming_a_scope_goes_to_it() {
+    let found = hits(
+        "What is the Determination Date of Bear Stearns 2006-HE2?",
+        "",
+    );
+    assert_eq!(scopes_of(&found), ["bear_stearns_2006_he2"], "{found:#?}");
+}
+
+#[test]
+fn the_doc_type_narrows_within_the_scope() {
+    let all = hits("/support determination date agreement", "");
+    assert!(!all.is_empty());
+    let doc_type = all[0]["doc_type"].as_str().unwrap().to_lowercase();
+    let narrowed = hits(
+        &format!("/support /{doc_type} determination date agreement"),
+        "",
+    );
+    assert!(
+        narrowed
+            .iter()
+            .all(|h| h["doc_type"].as_str().unwrap().to_lowercase() == doc_type)
+    );
+    let none = hits("/support /meeting determination date agreement", "");
+    assert!(none.is_empty(), "{none:#?}");
+}
+
+#[test]
+fn other_questions_fan_out_and_name_each_hit_s_scope() {
+    let found = hits("determination date", "");
+    let mut scopes: Vec<&str> = found.iter().map(|h| h["scope"].as_str().unwrap()).collect();
+    scopes.sort();
+    scopes.dedup();
+    assert_eq!(
+        scopes,
+        ["bear_stearns_2006_he1", "bear_stearns_2006_he2", "support"]
+    );
+    let ranks: Vec<u64> = found.iter().map(|h| h["rank"].as_u64().unwrap()).collect();
+    assert_eq!(ranks, (1..=found.len() as u64).collect::<Vec<_>>());
+    let printers = hits("printer error E-5", "");
+    assert_eq!(printers[0]["scope"], "support");
+    assert_eq!(printers[0]["path"], "printers.md");
+}
+
+#[test]
+fn too_many_scopes_or_an_unknown_one_is_a_usage_error() {
+    let (output, _) = ask(root(), "determination date", "--max-scopes 2");
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("--max-scopes"));
+    let (output, _) = ask(root(), "/nowhere determination date", "");
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("nowhere"));
+}
+
+#[test]
+fn a_broken_scope_is_skipped_and_the_others_answer() {
+    let root = tempfile::tempdir().unwrap();
+    for scope in ["good", "broken"] {
+        let dir = root.path().join(scope);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("a.md"),
+            "# Notes\n\nThe quarterly report is due in March.\n",
+        )
+        .unwrap();
+        let dir = dir.display();
+        kts_tests::succeeded(kts_tests::shell(&format!(
+            "kts-crawl '{dir}' | kts-convert | kts-chunk | kts-index '{dir}' --quiet"
+        )));
+    }
+    std::fs::write(root.path().join("broken/.kts/kts.db"), "not a database").unwrap();
+    let (output, found) = ask(root.path(), "quarterly report", "");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(stderr.contains("scope broken skipped"), "{stderr}");
+    assert_eq!(scopes_of(&found), ["good"]);
+}
+
+#[test]
+fn a_hybrid_fan_out_embeds_the_question_once_for_every_scope() {
+    let root = tempfile::tempdir().unwrap();
+    for (scope, text) in [
+        (
+            "hr",
+            "# Leave\n\nEvery employee gets 25 days of paid holiday a year.\n",
+        ),
+        (
+            "it",
+            "# Printers\n\nA printer showing E-5 has its paper tray open.\n",
+        ),
+    ] {
+        let dir = root.path().join(scope);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("a.md"), text).unwrap();
+        let dir = dir.display();
+        kts_tests::succeeded(kts_tests::shell(&format!(
+            "kts-crawl '{dir}' | kts-convert | kts-chunk | kts-embed | kts-index '{dir}' --quiet"
+        )));
+    }
+    let output = kts_tests::succeeded(kts_tests::shell(&format!(
+        "kts-query '{}' 'how many vacation days do staff get'",
+        root.path().display()
+    )));
+    let found: Vec<Value> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(found[0]["scope"], "hr", "{found:#?}");
+    assert!(found[0]["signals"]["vector"]["score"].as_f64().unwrap() > 0.3);
+    let mut scopes = scopes_of(&found);
+    scopes.sort();
+    assert_eq!(scopes, ["hr", "it"]);
+}

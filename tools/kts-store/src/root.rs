@@ -1,0 +1,105 @@
+//! Knowledge roots: folders whose immediate sub-folders are scopes, each
+//! with its own `.kts/`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+
+use crate::scope_slug;
+
+/// A sub-folder of a knowledge root.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScopeEntry {
+    /// The name it is asked for by: the folder name's slug, made unique.
+    pub slug: String,
+    pub path: PathBuf,
+    /// Whether it holds an index (`.kts/kts.db`).
+    pub indexed: bool,
+}
+
+/// The scopes of a root, and the slugs several folders share.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Scopes {
+    /// Sorted by folder name.
+    pub scopes: Vec<ScopeEntry>,
+    /// Slug → the folders whose names gave it: the first (in name order)
+    /// keeps it, the next get `_2`, `_3`, ...
+    pub collisions: BTreeMap<String, Vec<PathBuf>>,
+}
+
+/// Whether `dir` is a scope: it holds an index.
+pub fn is_scope(dir: &Path) -> bool {
+    crate::kts_dir(dir).join("kts.db").is_file()
+}
+
+/// The immediate sub-folders of `root` (hidden ones and `.kts` left out), in
+/// name order, with unique slugs.
+pub fn discover_scopes(root: &Path) -> anyhow::Result<Scopes> {
+    let mut folders: Vec<(String, PathBuf)> = Vec::new();
+    for entry in std::fs::read_dir(root)
+        .with_context(|| format!("cannot read the knowledge root {}", root.display()))?
+    {
+        let entry = entry?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.starts_with('.') || !entry.file_type()?.is_dir() {
+            continue;
+        }
+        folders.push((name, entry.path()));
+    }
+    folders.sort();
+    let mut taken: BTreeMap<String, Vec<PathBuf>> = BTreeMap::new();
+    let mut scopes = Vec::with_capacity(folders.len());
+    for (name, path) in folders {
+        let base = match scope_slug(&name) {
+            slug if slug.is_empty() => "scope".to_string(),
+            slug => slug,
+        };
+        let users = taken.entry(base.clone()).or_default();
+        users.push(path.clone());
+        let slug = match users.len() {
+            1 => base,
+            n => format!("{base}_{n}"),
+        };
+        scopes.push(ScopeEntry {
+            indexed: is_scope(&path),
+            slug,
+            path,
+        });
+    }
+    taken.retain(|_, paths| paths.len() > 1);
+    Ok(Scopes {
+        scopes,
+        collisions: taken,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scopes_get_unique_slugs_in_name_order() {
+        let root = tempfile::tempdir().unwrap();
+        for name in [
+            "HR Policies",
+            "hr-policies",
+            "Support",
+            ".hidden",
+            "hr_policies",
+        ] {
+            std::fs::create_dir(root.path().join(name)).unwrap();
+        }
+        std::fs::write(root.path().join("notes.txt"), "not a scope").unwrap();
+        std::fs::create_dir_all(root.path().join("Support/.kts")).unwrap();
+        std::fs::write(root.path().join("Support/.kts/kts.db"), "").unwrap();
+        let found = discover_scopes(root.path()).unwrap();
+        let slugs: Vec<&str> = found.scopes.iter().map(|s| s.slug.as_str()).collect();
+        assert_eq!(
+            slugs,
+            ["hr_policies", "support", "hr_policies_2", "hr_policies_3"]
+        );
+        assert_eq!(found.collisions["hr_policies"].len(), 3);
+        assert!(found.scopes[1].indexed && !found.scopes[0].indexed);
+    }
+}
