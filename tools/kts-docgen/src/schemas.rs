@@ -4,7 +4,7 @@ use std::path::Path;
 
 use kts_record::{
     ChunkRecord, DocRecord, ErrorRecord, EvidenceRecord, FileRecord, HitRecord, LedgerRecord,
-    NodeRecord, PlanRecord, Record, json_schema,
+    NodeRecord, PlanRecord, Record, ScopeCountRecord, json_schema,
 };
 
 use crate::Generated;
@@ -20,6 +20,7 @@ pub(crate) fn files() -> Vec<Generated> {
         file::<EvidenceRecord>(),
         file::<PlanRecord>(),
         file::<LedgerRecord>(),
+        file::<ScopeCountRecord>(),
     ]
 }
 

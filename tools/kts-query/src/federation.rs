@@ -8,7 +8,7 @@
 use std::path::Path;
 
 use kts_cli::{JsonlWriter, Messages};
-use kts_record::HitRecord;
+use kts_record::{HitRecord, ScopeCountRecord};
 use kts_store::{ScopeEntry, Scopes, discover_scopes};
 
 use crate::{Args, Mode, RRF_K, Searcher, emit};
@@ -177,12 +177,102 @@ pub fn run(args: &Args, messages: &Messages, out: &mut JsonlWriter) -> anyhow::R
         route.scopes.len(),
         route.how
     ));
+    if args.count_by_scope {
+        return count_by_scope(args, messages, &route, out);
+    }
     let hits = search_scopes(args, messages, &route)?;
     emit(out, args.format, &hits, None)
 }
 
-/// Each scope searched on its own thread (at most one per core at a time),
-/// the question embedded once; the hits merged.
+/// `--count-by-scope`: the scopes whose documents hold every word of the
+/// question, most documents first, and a summary on stderr.
+fn count_by_scope(
+    args: &Args,
+    messages: &Messages,
+    route: &Route,
+    out: &mut JsonlWriter,
+) -> anyhow::Result<()> {
+    let counted = in_parallel(&route.scopes, |scope| {
+        let store = kts_store::Store::open_read(&scope.path)?;
+        let documents = store.documents_matching_all(&route.question)?;
+        Ok(ScopeCountRecord {
+            schema: kts_record::schema_id::SCOPE_COUNT.into(),
+            scope: scope.slug.clone(),
+            documents: documents.len(),
+            chunks: documents.iter().map(|(_, n)| n).sum(),
+            paths: documents.into_iter().map(|(path, _)| path).collect(),
+        })
+    });
+    let mut found = Vec::new();
+    for (scope, result) in route.scopes.iter().zip(counted) {
+        match result {
+            Ok(count) if count.documents > 0 => found.push(count),
+            Ok(_) => {}
+            Err(e) => messages.warn(&format!("scope {} skipped: {e:#}", scope.slug)),
+        }
+    }
+    found.sort_by(|a, b| b.documents.cmp(&a.documents).then(a.scope.cmp(&b.scope)));
+    messages.info(&format!(
+        "{:?} is in {} of {} scopes",
+        route.question,
+        found.len(),
+        route.scopes.len()
+    ));
+    for count in &found {
+        match args.format {
+            crate::OutputFormat::Jsonl => out.write(count)?,
+            crate::OutputFormat::Text => {
+                use std::io::Write;
+                writeln!(
+                    std::io::stdout().lock(),
+                    "{}: {} document(s), {} passage(s): {}",
+                    count.scope,
+                    count.documents,
+                    count.chunks,
+                    count.paths.join(", ")
+                )?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `work` on every scope, on at most one thread per core; the results in
+/// the scopes' order.
+fn in_parallel<T: Send>(
+    scopes: &[ScopeEntry],
+    work: impl Fn(&ScopeEntry) -> anyhow::Result<T> + Sync,
+) -> Vec<anyhow::Result<T>> {
+    let workers = std::thread::available_parallelism()
+        .map_or(1, usize::from)
+        .min(scopes.len())
+        .max(1);
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut results: Vec<(usize, anyhow::Result<T>)> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut done = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(scope) = scopes.get(i) else {
+                            return done;
+                        };
+                        done.push((i, work(scope)));
+                    }
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("a scope's work panicked"))
+            .collect()
+    });
+    results.sort_by_key(|(i, _)| *i);
+    results.into_iter().map(|(_, r)| r).collect()
+}
+
+/// Each scope searched in parallel, the question embedded once; the hits merged.
 fn search_scopes(
     args: &Args,
     messages: &Messages,
@@ -192,46 +282,20 @@ fn search_scopes(
         Mode::Bm25 => None,
         _ => question_vector(args, messages, route)?,
     };
-    let workers = std::thread::available_parallelism()
-        .map_or(1, usize::from)
-        .min(route.scopes.len())
-        .max(1);
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let results: Vec<(usize, anyhow::Result<Vec<HitRecord>>)> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..workers)
-            .map(|_| {
-                s.spawn(|| {
-                    let mut done = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        let Some(scope) = route.scopes.get(i) else {
-                            return done;
-                        };
-                        done.push((i, search_one(args, scope, route, given.clone())));
-                    }
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().expect("a scope search panicked"))
-            .collect()
+    let results = in_parallel(&route.scopes, |scope| {
+        search_one(args, scope, route, given.clone())
     });
-    let mut lists: Vec<(usize, Vec<HitRecord>)> = Vec::new();
-    for (i, result) in results {
+    let mut lists: Vec<Vec<HitRecord>> = Vec::new();
+    for (scope, result) in route.scopes.iter().zip(results) {
         match result {
-            Ok(hits) => lists.push((i, hits)),
-            Err(e) => messages.warn(&format!("scope {} skipped: {e:#}", route.scopes[i].slug)),
+            Ok(hits) => lists.push(hits),
+            Err(e) => messages.warn(&format!("scope {} skipped: {e:#}", scope.slug)),
         }
     }
     if lists.is_empty() && !route.scopes.is_empty() {
         anyhow::bail!("no scope could be searched (see the warnings above)");
     }
-    lists.sort_by_key(|(i, _)| *i);
-    Ok(merge(
-        lists.into_iter().map(|(_, hits)| hits).collect(),
-        args.top_k,
-    ))
+    Ok(merge(lists, args.top_k))
 }
 
 /// The question's embedding, by the model of the first scope that can be

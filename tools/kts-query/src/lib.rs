@@ -138,6 +138,12 @@ pub struct Args {
     #[arg(long, value_name = "SLUG")]
     pub scope: Vec<String>,
 
+    /// In a knowledge root: instead of hits, one kts.scope_count/1 record per
+    /// scope whose documents hold every word of the question (in how many
+    /// scopes, and where).
+    #[arg(long, conflicts_with_all = ["batch", "context", "evidence"])]
+    pub count_by_scope: bool,
+
     /// In a knowledge root: most scopes a question may fan out to.
     #[arg(long, value_name = "N", default_value_t = 100)]
     pub max_scopes: usize,

@@ -221,3 +221,24 @@ fn a_hybrid_fan_out_embeds_the_question_once_for_every_scope() {
     scopes.sort();
     assert_eq!(scopes, ["hr", "it"]);
 }
+
+#[test]
+fn count_by_scope_says_in_how_many_scopes_and_where() {
+    let (output, counts) = ask(root(), "distribution date", "--count-by-scope");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(stderr.contains("is in 2 of 3 scopes"), "{stderr}");
+    let scopes: Vec<&str> = counts
+        .iter()
+        .map(|c| c["scope"].as_str().unwrap())
+        .collect();
+    assert_eq!(scopes, ["bear_stearns_2006_he1", "bear_stearns_2006_he2"]);
+    for count in &counts {
+        assert_eq!(count["schema"], "kts.scope_count/1");
+        assert_eq!(count["documents"], 1);
+        assert_eq!(count["paths"], serde_json::json!(["psa.md"]));
+    }
+    // Every word must be there: the help desk has "date" but not "distribution".
+    let (_, narrowed) = ask(root(), "/support distribution date", "--count-by-scope");
+    assert!(narrowed.is_empty(), "{narrowed:#?}");
+}

@@ -11,7 +11,9 @@ mod records;
 
 pub use error_code::ErrorCode;
 pub use format::{Format, detect_format};
-pub use query_records::{LedgerHit, LedgerRecord, PlanNote, PlanRecord, PlannedQuery};
+pub use query_records::{
+    LedgerHit, LedgerRecord, PlanNote, PlanRecord, PlannedQuery, ScopeCountRecord,
+};
 pub use records::{
     ChunkRecord, DocRecord, ErrorRecord, EvidenceCitation, EvidenceKind, EvidenceRecord,
     FileRecord, FileStatus, HitRecord, ImageRef, NodeRecord, Signal,
@@ -27,6 +29,7 @@ pub mod schema_id {
     pub const NODE: &str = "kts.node/1";
     pub const PLAN: &str = "kts.plan/1";
     pub const LEDGER: &str = "kts.ledger/1";
+    pub const SCOPE_COUNT: &str = "kts.scope_count/1";
     pub const EVIDENCE: &str = "kts.evidence/1";
 }
 
@@ -56,6 +59,9 @@ impl Record for PlanRecord {
 }
 impl Record for LedgerRecord {
     const SCHEMA: &'static str = schema_id::LEDGER;
+}
+impl Record for ScopeCountRecord {
+    const SCHEMA: &'static str = schema_id::SCOPE_COUNT;
 }
 impl Record for NodeRecord {
     const SCHEMA: &'static str = schema_id::NODE;

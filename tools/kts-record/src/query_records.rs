@@ -9,6 +9,10 @@ fn plan_schema() -> String {
     crate::schema_id::PLAN.into()
 }
 
+fn scope_count_schema() -> String {
+    crate::schema_id::SCOPE_COUNT.into()
+}
+
 fn ledger_schema() -> String {
     crate::schema_id::LEDGER.into()
 }
@@ -109,4 +113,26 @@ pub struct LedgerHit {
     pub score: f64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub confidence: Option<f64>,
+}
+
+/// `kts.scope_count/1`: how many documents of one scope of a knowledge root
+/// hold every word of a question (`kts-query ROOT --count-by-scope`).
+#[derive(Serialize, Deserialize, schemars::JsonSchema, Clone, Debug, Default, PartialEq)]
+#[schemars(
+    title = "kts.scope_count/1",
+    description = "The documents of one scope holding every word of a question."
+)]
+pub struct ScopeCountRecord {
+    #[serde(default = "scope_count_schema")]
+    #[schemars(extend("const" = "kts.scope_count/1"))]
+    #[schemars(required)]
+    pub schema: String,
+    /// The scope's slug.
+    pub scope: String,
+    /// Documents holding every word.
+    pub documents: usize,
+    /// Their chunks holding every word.
+    pub chunks: usize,
+    /// The documents' paths, most matching chunks first.
+    pub paths: Vec<String>,
 }

@@ -38,6 +38,19 @@ pub fn is_stopword(word: &str) -> bool {
     STOPWORDS.contains(&word)
 }
 
+/// An FTS5 query matching only text holding every [`query_terms`] word of
+/// `text`; `None` when it has no words.
+pub fn match_all_query(text: &str) -> Option<String> {
+    let terms = query_terms(text);
+    (!terms.is_empty()).then(|| {
+        terms
+            .iter()
+            .map(|w| format!("\"{w}\""))
+            .collect::<Vec<_>>()
+            .join(" AND ")
+    })
+}
+
 /// Turns free text into an FTS5 query that cannot be a syntax error: the
 /// [`query_terms`] of the text, each quoted, joined with OR. `None` when the
 /// text has no words at all.

@@ -37,7 +37,7 @@ use std::sync::Once;
 use anyhow::Context;
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
 
-pub use fts::{is_stopword, match_query, query_terms};
+pub use fts::{is_stopword, match_all_query, match_query, query_terms};
 pub use lock::{LockWait, Locked};
 pub use root::{ScopeEntry, Scopes, discover_scopes, is_scope};
 pub use search::{Filters, Hit, Scored};

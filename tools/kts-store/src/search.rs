@@ -211,6 +211,24 @@ impl Store {
         Ok(self.vector_file.get().and_then(Option::as_ref))
     }
 
+    /// The documents with chunks holding every word of `text` (stopwords
+    /// aside), as (path, matching chunks), most chunks first.
+    pub fn documents_matching_all(&self, text: &str) -> anyhow::Result<Vec<(String, usize)>> {
+        let Some(query) = crate::match_all_query(text) else {
+            return Ok(Vec::new());
+        };
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT d.path, count(*) FROM chunks_fts f
+               JOIN chunks c ON c.id = f.rowid JOIN documents d USING (doc_id)
+             WHERE chunks_fts MATCH ?1
+             GROUP BY d.path ORDER BY count(*) DESC, d.path",
+        )?;
+        let rows = stmt
+            .query_map([query], |r| Ok((r.get(0)?, r.get::<_, i64>(1)? as usize)))?
+            .collect::<Result<_, _>>()?;
+        Ok(rows)
+    }
+
     /// The document a chunk belongs to.
     pub fn doc_id_of(&self, rowid: i64) -> anyhow::Result<Option<String>> {
         Ok(self
