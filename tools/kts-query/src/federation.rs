@@ -156,8 +156,21 @@ fn words(text: &str) -> Vec<String> {
 
 /// Answers one question over a knowledge root.
 pub fn run(args: &Args, messages: &Messages, out: &mut JsonlWriter) -> anyhow::Result<()> {
+    let one_scope_only = [
+        ("--batch", args.batch),
+        ("--context", args.context),
+        ("--evidence", args.evidence.is_some()),
+        ("--explain", args.explain),
+        ("--ledger", args.ledger),
+    ];
+    if let Some((flag, _)) = one_scope_only.iter().find(|(_, given)| *given) {
+        anyhow::bail!(
+            "{flag} works on one scope: give a scope folder ({}/SCOPE), not the knowledge root",
+            args.dir.display()
+        );
+    }
     let Some(question) = &args.question else {
-        anyhow::bail!("--batch asks one scope: give a scope folder, not a knowledge root");
+        anyhow::bail!("no question given");
     };
     let found = discover_scopes(&args.dir)?;
     for (slug, paths) in &found.collisions {
@@ -180,7 +193,13 @@ pub fn run(args: &Args, messages: &Messages, out: &mut JsonlWriter) -> anyhow::R
     if args.count_by_scope {
         return count_by_scope(args, messages, &route, out);
     }
-    let hits = search_scopes(args, messages, &route)?;
+    let mut hits = search_scopes(args, messages, &route)?;
+    if let Some(min) = args.min_confidence {
+        hits.retain(|h| h.confidence.is_some_and(|c| c >= min));
+        if hits.is_empty() {
+            messages.warn(&format!("no result reaches confidence {min}"));
+        }
+    }
     emit(out, args.format, &hits, None)
 }
 

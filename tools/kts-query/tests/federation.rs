@@ -242,3 +242,15 @@ fn count_by_scope_says_in_how_many_scopes_and_where() {
     let (_, narrowed) = ask(root(), "/support distribution date", "--count-by-scope");
     assert!(narrowed.is_empty(), "{narrowed:#?}");
 }
+
+#[test]
+fn one_scope_flags_ask_for_a_scope() {
+    for flag in ["--context", "--explain", "--ledger"] {
+        let (output, _) = ask(root(), "determination date", flag);
+        assert_eq!(output.status.code(), Some(2), "{flag}");
+        assert!(
+            String::from_utf8_lossy(&output.stderr).contains("works on one scope"),
+            "{flag}"
+        );
+    }
+}
