@@ -325,7 +325,9 @@ fn question_vector(
     route: &Route,
 ) -> anyhow::Result<Option<(Vec<f32>, Option<String>)>> {
     for scope in &route.scopes {
-        let scope_args = scope_args(args, scope, route);
+        let mut scope_args = scope_args(args, scope, route);
+        // One question: the model loads for a quick start.
+        scope_args.batch = false;
         match Searcher::open(&scope_args, messages) {
             Ok(mut searcher) => return searcher.embed_question(&route.question),
             Err(e) => messages.warn(&format!("scope {} skipped: {e:#}", scope.slug)),
@@ -355,6 +357,7 @@ fn search_one(
     let quiet = Messages::new("kts-query").quiet(true);
     let mut searcher = Searcher::open(&scope_args(args, scope, route), &quiet)?;
     searcher.set_scope_name(&scope.slug);
+    searcher.one_connection();
     searcher.search(&route.question, given)
 }
 

@@ -420,15 +420,16 @@ pub struct Searcher {
     all_chunks: bool,
     model: ModelChoice,
     embedder: Option<Box<dyn QueryEmbedder>>,
-    /// A second connection, for vector search beside BM25 in hybrid mode.
+    /// A second connection, for vector search beside BM25 in hybrid mode
+    /// (opened at first use, unless the retrievers run one after the other).
     vector_store: Option<Store>,
+    concurrent: bool,
     steps: Steps,
     weights: Weights,
     min_filtered: usize,
     config: QueryConfig,
     /// The document types the scope has.
     doc_types: Vec<String>,
-    extractor: kts_graph::extract::Extractor,
     /// The graph once loaded (`None` when the scope has none).
     graph: std::cell::OnceCell<Option<QueryGraph>>,
 }
@@ -474,14 +475,11 @@ impl Searcher {
             all_chunks: args.all_chunks,
             model,
             embedder: None,
-            vector_store: match mode {
-                Mode::Hybrid => Some(Store::open_read(&args.dir)?),
-                _ => None,
-            },
+            vector_store: None,
+            concurrent: true,
             steps: Steps::new(&with, &args.without),
             weights: Weights::with_overrides(&args.weights)?,
             min_filtered: args.min_filtered,
-            extractor: kts_graph::extract::Extractor::new(&[], &[]),
             graph: std::cell::OnceCell::new(),
         };
         if mode != Mode::Bm25 && !args.batch {
@@ -505,6 +503,12 @@ impl Searcher {
             return Err(mismatch(&self.meta, self.store.scope(), &model, vector.len()).into());
         }
         Ok(vector)
+    }
+
+    /// Runs BM25 and vector search one after the other on one connection
+    /// (when many scopes are searched in parallel already).
+    pub fn one_connection(&mut self) {
+        self.concurrent = false;
     }
 
     /// The slug hits name their scope by (the folder name's, unless a
@@ -548,7 +552,7 @@ impl Searcher {
             &self.steps,
             &self.filters,
             &self.doc_types,
-            &self.extractor,
+            plain_extractor(),
         );
         planner.plan(question)
     }
@@ -747,6 +751,9 @@ impl Searcher {
         filters: &Filters,
     ) -> anyhow::Result<Vec<(&'static str, Vec<Scored>)>> {
         let k = self.candidates;
+        if self.mode == Mode::Hybrid && self.concurrent && self.vector_store.is_none() {
+            self.vector_store = Some(Store::open_read(self.store.scope())?);
+        }
         match (self.mode, vector, self.vector_store.as_mut()) {
             (Mode::Hybrid, Some(vector), Some(vector_store)) => {
                 let store = &self.store;
@@ -757,6 +764,10 @@ impl Searcher {
                     Ok(vec![("bm25", bm25), ("vector", near)])
                 })
             }
+            (Mode::Hybrid, Some(vector), None) => Ok(vec![
+                ("bm25", self.store.search_bm25(text, k, filters)?),
+                ("vector", self.store.search_vector(vector, k, filters)?),
+            ]),
             (Mode::Vector, Some(vector), _) => Ok(vec![(
                 "vector",
                 self.store.search_vector(vector, k, filters)?,
@@ -858,6 +869,14 @@ fn scope_of(dir: &Path) -> String {
     dir.file_name()
         .map(|n| scope_slug(&n.to_string_lossy()))
         .unwrap_or_default()
+}
+
+/// The entity extractor without seeds or taxonomy, built once per process
+/// (its patterns take milliseconds to compile; a knowledge root opens many scopes).
+fn plain_extractor() -> &'static kts_graph::extract::Extractor {
+    static EXTRACTOR: std::sync::OnceLock<kts_graph::extract::Extractor> =
+        std::sync::OnceLock::new();
+    EXTRACTOR.get_or_init(|| kts_graph::extract::Extractor::new(&[], &[]))
 }
 
 fn default_threads() -> usize {
