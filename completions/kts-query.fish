@@ -31,6 +31,7 @@ complete -c kts-query -l models -d 'The models folder (manifests, and cache/ fil
 complete -c kts-query -l threads -d 'Threads for embedding the question [default: the number of cores]' -r
 complete -c kts-query -l evidence -d 'Check an answer (a Markdown file, or - for stdin) against the scope: kts.evidence/1 records, one per claim, then a summary' -r -F
 complete -c kts-query -l min-coverage -d 'With --evidence: the share of supported claims below which the unsupported claims are searched again, and the answer flagged' -r
+complete -c kts-query -l list-scopes -d 'In a knowledge root: list its scopes (kts.scope/1 records, from its catalog when it has one)'
 complete -c kts-query -l count-by-scope -d 'In a knowledge root: instead of hits, one kts.scope_count/1 record per scope whose documents hold every word of the question (in how many scopes, and where)'
 complete -c kts-query -l batch -d 'Read queries as JSON lines on stdin: {"id": ..., "text": ...}'
 complete -c kts-query -l all-chunks -d 'Keep every matching chunk, not only the best one of each document'

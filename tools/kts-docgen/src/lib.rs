@@ -69,12 +69,14 @@ pub struct Tool {
 pub enum Rejects {
     /// Reported on stderr and sent downstream as a `kts.error/1` record.
     ReportedAndForwarded,
+    /// Reported on stderr and skipped; the rest is processed (kts-catalog's scopes).
+    ReportedAndSkipped,
     /// The tool processes no records.
     Nothing,
 }
 
 /// The tools, in pipeline order.
-pub const TOOLS: [Tool; 9] = [
+pub const TOOLS: [Tool; 10] = [
     Tool {
         name: "kts-crawl",
         command: kts_crawl::command,
@@ -104,6 +106,11 @@ pub const TOOLS: [Tool; 9] = [
         name: "kts-graph",
         command: kts_graph::command,
         rejects: Rejects::Nothing,
+    },
+    Tool {
+        name: "kts-catalog",
+        command: kts_catalog::command,
+        rejects: Rejects::ReportedAndSkipped,
     },
     Tool {
         name: "kts-query",

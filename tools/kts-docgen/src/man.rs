@@ -110,6 +110,7 @@ fn exit_status(roff: &mut Roff, tool: &Tool) {
     roff.control("SH", ["EXIT STATUS"]);
     let all_done = match tool.rejects {
         Rejects::Nothing => "Success.",
+        Rejects::ReportedAndSkipped => "Every input was processed.",
         _ => "Every record was processed.",
     };
     term(roff, "0", all_done);
@@ -118,6 +119,11 @@ fn exit_status(roff: &mut Roff, tool: &Tool) {
             "Some records were rejected. Each is reported on stderr as \
              \"{}: error (at WHERE): CODE: MESSAGE\" and sent downstream as a \
              kts.error/1 record; the stream goes on.",
+            tool.name
+        )),
+        Rejects::ReportedAndSkipped => Some(format!(
+            "Some inputs could not be processed. Each is reported on stderr as \
+             \"{}: error (at WHERE): CODE: MESSAGE\" and skipped; the others are processed.",
             tool.name
         )),
         Rejects::Nothing => None,

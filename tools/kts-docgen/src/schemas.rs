@@ -4,7 +4,7 @@ use std::path::Path;
 
 use kts_record::{
     ChunkRecord, DocRecord, ErrorRecord, EvidenceRecord, FileRecord, HitRecord, LedgerRecord,
-    NodeRecord, PlanRecord, Record, ScopeCountRecord, json_schema,
+    NodeRecord, PlanRecord, Record, ScopeCountRecord, ScopeRecord, json_schema,
 };
 
 use crate::Generated;
@@ -21,6 +21,7 @@ pub(crate) fn files() -> Vec<Generated> {
         file::<PlanRecord>(),
         file::<LedgerRecord>(),
         file::<ScopeCountRecord>(),
+        file::<ScopeRecord>(),
     ]
 }
 

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use kts_record::{
     ChunkRecord, DocRecord, ErrorCode, ErrorRecord, EvidenceCitation, EvidenceKind, EvidenceRecord,
-    FileRecord, FileStatus, Format, HitRecord, ImageRef, Record, Signal,
+    FileRecord, FileStatus, Format, HitRecord, ImageRef, Record, ScopeRecord, Signal,
 };
 use serde_json::{Map, Value, json};
 
@@ -141,6 +141,24 @@ fn evidence_schema() {
         min_coverage: Some(0.5),
         low_confidence: Some(false),
         unsupported: Some(vec![]),
+    });
+}
+
+#[test]
+fn scope_schema() {
+    check(ScopeRecord {
+        schema: ScopeRecord::SCHEMA.into(),
+        slug: "bear_stearns_2006_he1".into(),
+        path: "Bear Stearns 2006-HE1".into(),
+        documents: 7,
+        chunks: 412,
+        doc_types: vec!["AGREEMENT".into(), "REPORT".into()],
+        years: vec![2006, 2007],
+        entities: vec!["EMC Mortgage Corporation".into(), "Wells Fargo Bank".into()],
+        keywords: vec!["certificates".into(), "trustee".into()],
+        model_id: Some("all-MiniLM-L6-v2".into()),
+        last_indexed: "2026-03-02T09:14:05.120Z".into(),
+        score: Some(12.5),
     });
 }
 

@@ -175,6 +175,10 @@ fn update(args: &Args, settings: &Settings, messages: &Messages) -> anyhow::Resu
     let started = Instant::now();
     let mut store = kts_index::open(&args.dir, args.no_wait, messages)?;
     let synced = tables::sync(&mut store, settings)?;
+    if synced.extracted + synced.removed > 0 {
+        // The catalog lists the graph's top entities of each scope.
+        kts_index::update_catalog(&args.dir, messages);
+    }
     let summary = format!(
         "{} documents extracted ({} mentions), {} removed, {} unchanged in {:.2} s",
         synced.extracted,

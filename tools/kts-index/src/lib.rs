@@ -90,12 +90,31 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         batch_docs: args.batch as usize,
     };
     let summary = index(&mut store, JsonlReader::stdin(), &options, &messages)?;
+    drop(store);
+    update_catalog(&args.dir, &messages);
     messages.info(&summary.to_string());
     Ok(if summary.failed > 0 {
         Exit::SomeFailed
     } else {
         Exit::Ok
     })
+}
+
+/// Updates the scope's row in the catalog of its knowledge root (the parent
+/// folder), when that root has one; a failure is only a warning.
+pub fn update_catalog(dir: &Path, messages: &Messages) {
+    let Some(root) = std::path::absolute(dir)
+        .ok()
+        .and_then(|d| d.parent().map(PathBuf::from))
+    else {
+        return;
+    };
+    if let Err(e) = kts_catalog::Catalog::update_scope(&root, dir) {
+        messages.warn(&format!(
+            "the catalog of {} was not updated: {e:#}",
+            root.display()
+        ));
+    }
 }
 
 /// Opens the scope's store as its writer, saying so when it has to wait.

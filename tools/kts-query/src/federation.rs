@@ -7,6 +7,7 @@
 
 use std::path::Path;
 
+use kts_catalog::Catalog;
 use kts_cli::{JsonlWriter, Messages};
 use kts_record::{HitRecord, ScopeCountRecord};
 use kts_store::{ScopeEntry, Scopes, discover_scopes};
@@ -64,6 +65,7 @@ pub fn route(
     question: &str,
     asked: &[String],
     max_scopes: usize,
+    catalog: Option<&Catalog>,
 ) -> Result<Route, RouteError> {
     let indexed: Vec<&ScopeEntry> = found.scopes.iter().filter(|s| s.indexed).collect();
     let by_slug = |slug: &str| -> Result<ScopeEntry, RouteError> {
@@ -122,12 +124,35 @@ pub fn route(
             question: rest,
         });
     }
+    if let Some(catalog) = catalog {
+        let matches = catalog
+            .search(question, max_scopes + 1)
+            .map_err(|e| RouteError(format!("cannot search the catalog: {e:#}")))?;
+        let scopes: Vec<ScopeEntry> = matches
+            .iter()
+            .filter_map(|(row, _)| indexed.iter().find(|s| s.slug == row.slug))
+            .map(|s| (*s).clone())
+            .collect();
+        if scopes.len() > max_scopes {
+            return Err(too_many(
+                &format!("more than {max_scopes} scopes of the catalog match it"),
+                max_scopes,
+            ));
+        }
+        if !scopes.is_empty() {
+            return Ok(Route {
+                how: format!("the catalog matches {}", scopes.len()),
+                scopes,
+                doc_type: None,
+                question: rest,
+            });
+        }
+    }
     if indexed.len() > max_scopes {
-        return Err(RouteError(format!(
-            "the question would go to {} scopes, more than --max-scopes {max_scopes}: \
-             name one (/slug question or --scope SLUG) or raise --max-scopes",
-            indexed.len()
-        )));
+        return Err(too_many(
+            &format!("it would go to {} scopes", indexed.len()),
+            max_scopes,
+        ));
     }
     Ok(Route {
         scopes: indexed.into_iter().cloned().collect(),
@@ -135,6 +160,13 @@ pub fn route(
         question: rest,
         how: "every scope".into(),
     })
+}
+
+fn too_many(why: &str, max_scopes: usize) -> RouteError {
+    RouteError(format!(
+        "the question is too broad: {why}, more than --max-scopes {max_scopes}: \
+         name a scope (/slug question or --scope SLUG), add words, or raise --max-scopes"
+    ))
 }
 
 fn slugs(scopes: &[ScopeEntry]) -> String {
@@ -169,10 +201,13 @@ pub fn run(args: &Args, messages: &Messages, out: &mut JsonlWriter) -> anyhow::R
             args.dir.display()
         );
     }
+    let found = discover_scopes(&args.dir)?;
+    if args.list_scopes {
+        return list_scopes(args, messages, &found, out);
+    }
     let Some(question) = &args.question else {
         anyhow::bail!("no question given");
     };
-    let found = discover_scopes(&args.dir)?;
     for (slug, paths) in &found.collisions {
         messages.warn(&format!(
             "{} folders have the slug {slug}: {} (the later ones get _2, _3, ...)",
@@ -184,7 +219,14 @@ pub fn run(args: &Args, messages: &Messages, out: &mut JsonlWriter) -> anyhow::R
                 .join(", ")
         ));
     }
-    let route = route(&found, question, &args.scope, args.max_scopes)?;
+    let catalog = open_catalog(&args.dir, messages);
+    let route = route(
+        &found,
+        question,
+        &args.scope,
+        args.max_scopes,
+        catalog.as_ref(),
+    )?;
     messages.info(&format!(
         "asking {} scope(s) ({})",
         route.scopes.len(),
@@ -201,6 +243,55 @@ pub fn run(args: &Args, messages: &Messages, out: &mut JsonlWriter) -> anyhow::R
         }
     }
     emit(out, args.format, &hits, None)
+}
+
+/// The root's catalog, when it has one (a broken one is reported and ignored).
+fn open_catalog(root: &Path, messages: &Messages) -> Option<Catalog> {
+    if !kts_catalog::catalog_path(root).exists() {
+        return None;
+    }
+    Catalog::open(root)
+        .inspect_err(|e| messages.warn(&format!("the catalog is not used: {e:#}")))
+        .ok()
+}
+
+/// `--list-scopes`: the catalog's rows, or each scope read now when the root has no catalog.
+fn list_scopes(
+    args: &Args,
+    messages: &Messages,
+    found: &Scopes,
+    out: &mut JsonlWriter,
+) -> anyhow::Result<()> {
+    let rows = match open_catalog(&args.dir, messages) {
+        Some(catalog) => catalog.scopes()?,
+        None => found
+            .scopes
+            .iter()
+            .filter(|s| s.indexed)
+            .filter_map(|scope| {
+                kts_catalog::read_scope(&args.dir, scope)
+                    .inspect_err(|e| messages.warn(&format!("scope {} skipped: {e:#}", scope.slug)))
+                    .ok()
+            })
+            .collect(),
+    };
+    for row in rows {
+        match args.format {
+            crate::OutputFormat::Jsonl => out.write(&row.to_record(None))?,
+            crate::OutputFormat::Text => {
+                use std::io::Write;
+                writeln!(
+                    std::io::stdout().lock(),
+                    "{:<30} {:>6} documents  {:<30} {}",
+                    row.slug,
+                    row.documents,
+                    row.doc_types.join(","),
+                    row.path
+                )?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// `--count-by-scope`: the scopes whose documents hold every word of the
@@ -426,7 +517,7 @@ mod tests {
     fn routes_follow_prefix_flag_slug_words_then_everything() {
         let found = scopes(&["bear_stearns_2006_he1", "bear_stearns_2006_he2", "support"]);
         let slugs = |r: &Route| r.scopes.iter().map(|s| s.slug.clone()).collect::<Vec<_>>();
-        let r = route(&found, "/support /faq printer error", &[], 100).unwrap();
+        let r = route(&found, "/support /faq printer error", &[], 100, None).unwrap();
         assert_eq!(
             (slugs(&r), r.doc_type.as_deref()),
             (vec!["support".into()], Some("FAQ"))
@@ -437,14 +528,15 @@ mod tests {
             "Determination Date of Bear Stearns 2006-HE2?",
             &[],
             100,
+            None,
         )
         .unwrap();
         assert_eq!(slugs(&r), ["bear_stearns_2006_he2"]);
-        let r = route(&found, "dscr loans", &[], 100).unwrap();
+        let r = route(&found, "dscr loans", &[], 100, None).unwrap();
         assert_eq!(slugs(&r).len(), 3);
-        assert!(route(&found, "dscr loans", &[], 2).is_err());
-        assert!(route(&found, "/nope question", &[], 100).is_err());
-        let r = route(&found, "dscr", &["support".into()], 100).unwrap();
+        assert!(route(&found, "dscr loans", &[], 2, None).is_err());
+        assert!(route(&found, "/nope question", &[], 100, None).is_err());
+        let r = route(&found, "dscr", &["support".into()], 100, None).unwrap();
         assert_eq!(slugs(&r), ["support"]);
     }
 }

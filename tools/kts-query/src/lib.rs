@@ -131,8 +131,13 @@ pub struct Args {
     pub dir: PathBuf,
 
     /// The question (or keywords).
-    #[arg(value_name = "QUESTION", required_unless_present = "batch")]
+    #[arg(value_name = "QUESTION", required_unless_present_any = ["batch", "list_scopes"])]
     pub question: Option<String>,
+
+    /// In a knowledge root: list its scopes (kts.scope/1 records, from its
+    /// catalog when it has one).
+    #[arg(long, conflicts_with_all = ["question", "batch"])]
+    pub list_scopes: bool,
 
     /// In a knowledge root: ask this scope (by slug; repeatable).
     #[arg(long, value_name = "SLUG")]
@@ -268,6 +273,12 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         federation::run(&args, &messages, &mut out)?;
         out.flush()?;
         return Ok(messages.exit());
+    }
+    if args.list_scopes || args.count_by_scope {
+        anyhow::bail!(
+            "{} is not a knowledge root (a folder whose sub-folders are indexed scopes)",
+            args.dir.display()
+        );
     }
     let mut searcher = Searcher::open(&args, &messages)?;
     match &args.question {

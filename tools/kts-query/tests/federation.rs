@@ -254,3 +254,92 @@ fn one_scope_flags_ask_for_a_scope() {
         );
     }
 }
+
+/// A root of keyword-indexed scopes, each with one Markdown file.
+fn small_root(scopes: &[(&str, &str)]) -> tempfile::TempDir {
+    let root = tempfile::tempdir().unwrap();
+    for (scope, text) in scopes {
+        let dir = root.path().join(scope);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("a.md"), text).unwrap();
+        let dir = dir.display();
+        kts_tests::succeeded(kts_tests::shell(&format!(
+            "kts-crawl '{dir}' | kts-convert | kts-chunk | kts-index '{dir}' --quiet && kts-graph '{dir}' --quiet"
+        )));
+    }
+    root
+}
+
+#[test]
+fn scopes_are_listed_and_the_catalog_routes_questions() {
+    let root = small_root(&[
+        (
+            "Printers",
+            "# Printer tray\n\nA printer showing E-5 has its paper tray open.\n",
+        ),
+        (
+            "Payroll",
+            "# Salary runs\n\nSalaries are paid on the 25th; payslips follow.\n",
+        ),
+        (
+            "Travel",
+            "# Trips\n\nTrain tickets are booked through the travel desk.\n",
+        ),
+    ]);
+    let list = |root: &Path| -> Vec<Value> {
+        let output = kts_tests::succeeded(kts_tests::shell(&format!(
+            "kts-query '{}' --list-scopes",
+            root.display()
+        )));
+        String::from_utf8_lossy(&output.stdout)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    let read_directly = list(root.path());
+    let slugs: Vec<&str> = read_directly
+        .iter()
+        .map(|r| r["slug"].as_str().unwrap())
+        .collect();
+    assert_eq!(slugs, ["payroll", "printers", "travel"]);
+    assert!(
+        read_directly
+            .iter()
+            .all(|r| r["schema"] == "kts.scope/1" && r["documents"] == 1)
+    );
+
+    // Without a catalog a question goes everywhere; with one, to the scopes it matches.
+    let (output, _) = ask(root.path(), "when are salaries paid", "");
+    assert!(String::from_utf8_lossy(&output.stderr).contains("every scope"));
+    kts_tests::succeeded(kts_tests::shell(&format!(
+        "kts-catalog '{}'",
+        root.path().display()
+    )));
+    assert_eq!(list(root.path()), read_directly);
+    let (output, found) = ask(root.path(), "when are salaries paid", "");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("the catalog matches 1"), "{stderr}");
+    assert_eq!(scopes_of(&found), ["payroll"]);
+    // A question the catalog cannot place still goes everywhere.
+    let (output, _) = ask(root.path(), "zebra", "");
+    assert!(String::from_utf8_lossy(&output.stderr).contains("every scope"));
+
+    // kts-index and kts-graph keep the catalog's row of their scope current.
+    let payroll = root.path().join("Payroll");
+    std::fs::write(
+        payroll.join("b.md"),
+        "# Payroll system\n\nThe PayrollService computes salaries. The PayrollService runs monthly.\n",
+    )
+    .unwrap();
+    let dir = payroll.display();
+    kts_tests::succeeded(kts_tests::shell(&format!(
+        "kts-crawl '{dir}' | kts-convert | kts-chunk | kts-index '{dir}' --quiet && kts-graph '{dir}' --quiet"
+    )));
+    let row = list(root.path())
+        .into_iter()
+        .find(|r| r["slug"] == "payroll")
+        .unwrap();
+    assert_eq!(row["documents"], 2);
+    let entities = row["entities"].to_string().to_lowercase();
+    assert!(entities.contains("payrollservice"), "{row:#}");
+}

@@ -16,7 +16,7 @@ pub use query_records::{
 };
 pub use records::{
     ChunkRecord, DocRecord, ErrorRecord, EvidenceCitation, EvidenceKind, EvidenceRecord,
-    FileRecord, FileStatus, HitRecord, ImageRef, NodeRecord, Signal,
+    FileRecord, FileStatus, HitRecord, ImageRef, NodeRecord, ScopeRecord, Signal,
 };
 
 /// Schema ids of the current record versions.
@@ -30,6 +30,7 @@ pub mod schema_id {
     pub const PLAN: &str = "kts.plan/1";
     pub const LEDGER: &str = "kts.ledger/1";
     pub const SCOPE_COUNT: &str = "kts.scope_count/1";
+    pub const SCOPE: &str = "kts.scope/1";
     pub const EVIDENCE: &str = "kts.evidence/1";
 }
 
@@ -65,6 +66,9 @@ impl Record for ScopeCountRecord {
 }
 impl Record for NodeRecord {
     const SCHEMA: &'static str = schema_id::NODE;
+}
+impl Record for ScopeRecord {
+    const SCHEMA: &'static str = schema_id::SCOPE;
 }
 impl Record for EvidenceRecord {
     const SCHEMA: &'static str = schema_id::EVIDENCE;

@@ -389,3 +389,51 @@ impl ErrorRecord {
         }
     }
 }
+
+fn scope_schema() -> String {
+    schema_id::SCOPE.into()
+}
+
+/// `kts.scope/1`: one scope of a knowledge root, as its catalog
+/// (`ROOT/.kts-catalog.db`, written by kts-catalog) describes it.
+#[derive(Serialize, Deserialize, schemars::JsonSchema, Clone, Debug, Default, PartialEq)]
+#[schemars(
+    title = "kts.scope/1",
+    description = "One scope of a knowledge root, as its catalog describes it."
+)]
+pub struct ScopeRecord {
+    #[serde(default = "scope_schema")]
+    #[schemars(extend("const" = "kts.scope/1"))]
+    #[schemars(required)]
+    pub schema: String,
+    /// The name the scope is asked for by (`/slug question`): its folder
+    /// name's slug, made unique within the root.
+    pub slug: String,
+    /// The scope folder, relative to the knowledge root.
+    pub path: String,
+    /// Documents and chunks in the scope's index.
+    pub documents: usize,
+    #[serde(default)]
+    pub chunks: usize,
+    /// The documents' types, sorted.
+    #[serde(default)]
+    pub doc_types: Vec<String>,
+    /// Years (1900–2100) named in the documents' titles, paths and dates, sorted.
+    #[serde(default)]
+    pub years: Vec<i32>,
+    /// The entities of the scope's knowledge graph named by the most documents (when it has a graph).
+    #[serde(default)]
+    pub entities: Vec<String>,
+    /// The words the most documents use (from the graph, else from titles and document keywords).
+    #[serde(default)]
+    pub keywords: Vec<String>,
+    /// The embedding model of the index; absent for a keyword-only index.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_id: Option<String>,
+    /// When the index last changed (its `updated` time, RFC 3339).
+    #[serde(default)]
+    pub last_indexed: String,
+    /// How well the scope matches a catalog search (BM25, higher is better; `--search` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub score: Option<f64>,
+}

@@ -1,0 +1,433 @@
+//! The catalog of a knowledge root of three scopes indexed by the real
+//! pipeline (keyword search only, so no model is needed): rebuild, a corrupt
+//! scope, search, the update after re-indexing, a rebuild that never commits,
+//! and slugs that change when a folder is added.
+
+use std::path::Path;
+
+use kts_catalog::{Catalog, CatalogRow, Rebuild, catalog_path};
+use kts_record::ErrorCode;
+use kts_store::Store;
+use serde_json::Value;
+
+const DEAL_AGREEMENT: &str = "# Pooling and Servicing Agreement
+
+Dated as of March 1, 2006, among the Depositor, EMC Mortgage Corporation as
+Sponsor and Wells Fargo Bank as Trustee.
+
+## Determination Date
+
+The Determination Date is the 15th day of each month. The Trustee shall
+forward the remittance report to EMC Mortgage Corporation on each
+Distribution Date.
+";
+
+const DEAL_REPORT: &str = "# Remittance report
+
+Monthly remittance report for the certificates. Wells Fargo Bank, as Trustee,
+reports the pool balance. EMC Mortgage Corporation services the loans.
+Report date: 2006-06-25.
+";
+
+const LEAVE: &str = "# Annual leave policy
+
+Employees accrue 2.5 days of annual leave per month. Requests go to the
+HR Portal at least two weeks ahead. This policy applies to all staff and
+must be followed.
+";
+
+const ONBOARDING: &str = "# Onboarding guide
+
+How to get started in your first week: collect your badge, sign in to the
+HR Portal, and read the annual leave policy. This guide walks you through
+each step.
+";
+
+const AUTH: &str = "# Login troubleshooting
+
+When the AuthService rejects a login it answers ERR-AUTH-401. To fix
+ERR-AUTH-401, clear the TokenCache and sign in again. If the AuthService is
+down, the status page says so.
+";
+
+const FAQ: &str = "# Frequently asked questions
+
+Why does the AuthService log me out? The TokenCache expires after an hour.
+How do I reset my password? Use the self-service page.
+";
+
+/// A knowledge root holding three indexed scopes, each with its graph.
+fn root() -> tempfile::TempDir {
+    let root = tempfile::tempdir().unwrap();
+    let scopes: [(&str, &[(&str, &str)]); 3] = [
+        (
+            "Bear Stearns 2006-HE1",
+            &[("agreement.md", DEAL_AGREEMENT), ("report.md", DEAL_REPORT)],
+        ),
+        (
+            "HR Policies",
+            &[("leave-policy.md", LEAVE), ("onboarding.md", ONBOARDING)],
+        ),
+        ("Support", &[("login.md", AUTH), ("faq.md", FAQ)]),
+    ];
+    for (folder, files) in scopes {
+        let dir = root.path().join(folder);
+        std::fs::create_dir(&dir).unwrap();
+        for (name, text) in files {
+            std::fs::write(dir.join(name), text).unwrap();
+        }
+        index(&dir);
+    }
+    root
+}
+
+/// Runs the pipeline on one scope: crawl, convert, chunk, index, graph.
+fn index(dir: &Path) {
+    let dir = dir.display();
+    kts_tests::succeeded(kts_tests::shell(&format!(
+        "kts-crawl '{dir}' | kts-convert | kts-chunk | kts-index '{dir}' && kts-graph '{dir}' --quiet"
+    )));
+}
+
+fn catalog_cli(root: &Path, flags: &str) -> std::process::Output {
+    kts_tests::shell(&format!("kts-catalog '{}' {flags}", root.display()))
+}
+
+fn records(output: &std::process::Output) -> Vec<Value> {
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect()
+}
+
+fn slugs(rows: &[CatalogRow]) -> Vec<&str> {
+    rows.iter().map(|r| r.slug.as_str()).collect()
+}
+
+#[test]
+fn rebuild_lists_every_scope_with_its_counts_and_doc_types() {
+    let root = root();
+    std::fs::create_dir(root.path().join("not indexed yet")).unwrap();
+    let out = kts_tests::succeeded(catalog_cli(root.path(), ""));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("kts-catalog: 3 scopes cataloged (6 documents,")
+            && stderr.contains("0 failed, 1 folders not indexed"),
+        "{stderr}"
+    );
+    assert!(out.stdout.is_empty());
+
+    let catalog = Catalog::open(root.path()).unwrap();
+    let rows = catalog.scopes().unwrap();
+    assert_eq!(
+        slugs(&rows),
+        ["bear_stearns_2006_he1", "hr_policies", "support"]
+    );
+    for row in &rows {
+        let store = Store::open_read(&row.dir(root.path())).unwrap();
+        assert_eq!((row.documents, row.chunks), store.counts().unwrap());
+        assert_eq!(row.doc_types, store.doc_types().unwrap());
+        assert_eq!(row.last_indexed, store.meta().unwrap().updated);
+        assert_eq!(row.model_id, None, "indexed without embeddings");
+        assert_eq!(row.documents, 2);
+        assert!(!row.keywords.is_empty());
+    }
+    let [deal, hr, support] = &rows[..] else {
+        panic!()
+    };
+    assert_eq!(deal.path, "Bear Stearns 2006-HE1");
+    assert_eq!(deal.years, [2006]);
+    assert!(hr.doc_types.contains(&"POLICY".to_string()), "{hr:?}");
+    assert!(hr.doc_types.contains(&"GUIDE".to_string()), "{hr:?}");
+    assert!(hr.years.is_empty());
+    assert!(
+        deal.entities
+            .iter()
+            .any(|e| e == "EMC Mortgage Corporation"),
+        "{deal:?}"
+    );
+    assert!(
+        support.entities.iter().any(|e| e == "AuthService"),
+        "{support:?}"
+    );
+
+    // --list writes the same rows as kts.scope/1 records.
+    let listed = records(&kts_tests::succeeded(catalog_cli(root.path(), "--list")));
+    assert_eq!(listed.len(), 3);
+    assert!(listed.iter().all(|r| r["schema"] == "kts.scope/1"));
+    assert_eq!(listed[2]["slug"], "support");
+    assert_eq!(listed[2]["documents"], 2);
+    assert!(listed[0].get("score").is_none());
+}
+
+#[test]
+fn a_corrupt_scope_is_reported_and_skipped() {
+    let root = root();
+    let broken = root.path().join("broken");
+    std::fs::create_dir_all(broken.join(".kts")).unwrap();
+    std::fs::write(
+        broken.join(".kts/kts.db"),
+        "this is not an SQLite database, only garbage bytes".repeat(200),
+    )
+    .unwrap();
+
+    let summary = Catalog::rebuild(root.path()).unwrap();
+    assert_eq!(summary.scopes, 3);
+    assert_eq!(summary.failed.len(), 1);
+    assert_eq!(
+        (summary.failed[0].path.as_str(), summary.failed[0].code),
+        ("broken", ErrorCode::Corrupt)
+    );
+
+    let out = catalog_cli(root.path(), "");
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("kts-catalog: error (at broken): corrupt:"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("3 scopes cataloged"), "{stderr}");
+    let rows = Catalog::open(root.path()).unwrap().scopes().unwrap();
+    assert_eq!(
+        slugs(&rows),
+        ["bear_stearns_2006_he1", "hr_policies", "support"]
+    );
+}
+
+#[test]
+fn search_finds_a_scope_by_its_slug_words_and_by_its_entities() {
+    let root = root();
+    Catalog::rebuild(root.path()).unwrap();
+    let catalog = Catalog::open(root.path()).unwrap();
+
+    let by_slug = catalog
+        .search(
+            "What is the determination date of Bear Stearns 2006-HE1?",
+            10,
+        )
+        .unwrap();
+    assert_eq!(by_slug[0].0.slug, "bear_stearns_2006_he1", "{by_slug:?}");
+    assert_eq!(
+        slugs(
+            &catalog
+                .slug_mentioned("bear stearns 2006-he1 trustee")
+                .unwrap()
+        ),
+        ["bear_stearns_2006_he1"]
+    );
+    assert!(
+        catalog
+            .slug_mentioned("bear stearns 2006")
+            .unwrap()
+            .is_empty()
+    );
+    let one_word = catalog.search("support: how do I get a badge", 10).unwrap();
+    assert_eq!(one_word[0].0.slug, "support", "{one_word:?}");
+
+    let by_entity = catalog
+        .search("why does the authservice reject me", 10)
+        .unwrap();
+    assert_eq!(by_entity[0].0.slug, "support", "{by_entity:?}");
+    assert!(by_entity[0].1 > 0.0);
+    let by_party = catalog.search("EMC Mortgage Corporation", 10).unwrap();
+    assert_eq!(by_party[0].0.slug, "bear_stearns_2006_he1", "{by_party:?}");
+    let by_keyword = catalog.search("annual leave", 1).unwrap();
+    assert_eq!(slugs(&[by_keyword[0].0.clone()]), ["hr_policies"]);
+
+    assert!(catalog.search("", 10).unwrap().is_empty());
+    assert!(catalog.search("zebra", 10).unwrap().is_empty());
+    assert!(catalog.search("support", 0).unwrap().is_empty());
+
+    let found = records(&kts_tests::succeeded(catalog_cli(
+        root.path(),
+        "--search 'ERR-AUTH-401 AuthService' --limit 1",
+    )));
+    assert_eq!(found.len(), 1);
+    assert_eq!(found[0]["slug"], "support");
+    assert!(found[0]["score"].as_f64().unwrap() > 0.0);
+}
+
+#[test]
+fn re_indexing_one_scope_updates_only_its_row() {
+    let root = root();
+    Catalog::rebuild(root.path()).unwrap();
+    let before = Catalog::open(root.path()).unwrap().scopes().unwrap();
+
+    let hr = root.path().join("HR Policies");
+    std::fs::write(
+        hr.join("expenses.md"),
+        "# Travel expenses policy 2024\n\nThe Expense Tool reimburses travel within 30 days.\n",
+    )
+    .unwrap();
+    index(&hr);
+    // kts-index updated the row; kts-graph ran after it, so the graph's
+    // entities come with the next update.
+    let hooked = Catalog::open(root.path()).unwrap().scopes().unwrap();
+    assert_eq!(hooked[1].documents, 3);
+    assert!(Catalog::update_scope(root.path(), &hr).unwrap());
+
+    let after = Catalog::open(root.path()).unwrap().scopes().unwrap();
+    assert_eq!(slugs(&after), slugs(&before));
+    assert_eq!(after[0], before[0]);
+    assert_eq!(after[2], before[2]);
+    let (old, new) = (&before[1], &after[1]);
+    assert_eq!((new.documents, new.years.as_slice()), (3, &[2024][..]));
+    assert!(new.chunks > old.chunks);
+    assert!(new.last_indexed > old.last_indexed);
+    assert!(new.entities.iter().any(|e| e == "Expense Tool"), "{new:?}");
+
+    // Once the scope's index is gone, its row goes too.
+    std::fs::remove_dir_all(hr.join(".kts")).unwrap();
+    assert!(Catalog::update_scope(root.path(), &hr).unwrap());
+    let rows = Catalog::open(root.path()).unwrap().scopes().unwrap();
+    assert_eq!(slugs(&rows), ["bear_stearns_2006_he1", "support"]);
+
+    // A root without a catalog gets none.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let scope = elsewhere.path().join("s");
+    std::fs::create_dir(&scope).unwrap();
+    assert!(!Catalog::update_scope(elsewhere.path(), &scope).unwrap());
+    assert!(!catalog_path(elsewhere.path()).exists());
+    // A folder outside the root is refused.
+    assert!(Catalog::update_scope(root.path(), &scope).is_err());
+}
+
+#[test]
+fn a_rebuild_that_never_commits_leaves_the_previous_catalog() {
+    let root = root();
+    Catalog::rebuild(root.path()).unwrap();
+    let before = Catalog::open(root.path()).unwrap().scopes().unwrap();
+
+    let reader = Catalog::open(root.path()).unwrap();
+    let mut rebuild = Rebuild::begin(root.path()).unwrap();
+    let mut changed = before[0].clone();
+    changed.documents = 999;
+    rebuild.add(&changed).unwrap();
+    // Readers see the previous catalog while the rebuild is under way...
+    assert_eq!(reader.scopes().unwrap(), before);
+    // ...and after it dies without committing (as in a crash).
+    drop(rebuild);
+    assert_eq!(
+        Catalog::open(root.path()).unwrap().scopes().unwrap(),
+        before
+    );
+    assert_eq!(reader.scopes().unwrap(), before);
+
+    // The next rebuild writes normally.
+    let summary = Catalog::rebuild(root.path()).unwrap();
+    assert_eq!(summary.scopes, 3);
+}
+
+#[test]
+fn a_catalog_that_is_missing_or_damaged() {
+    let root = root();
+    let err = Catalog::open(root.path()).err().unwrap().to_string();
+    assert!(
+        err.contains("no catalog at") && err.contains("kts-catalog"),
+        "{err}"
+    );
+    let out = catalog_cli(root.path(), "--list");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).starts_with("kts-catalog: error: no catalog"));
+
+    // A damaged catalog is built anew.
+    std::fs::write(catalog_path(root.path()), "garbage ".repeat(1000)).unwrap();
+    assert!(Catalog::open(root.path()).is_err());
+    assert_eq!(Catalog::rebuild(root.path()).unwrap().scopes, 3);
+    assert_eq!(
+        Catalog::open(root.path()).unwrap().scopes().unwrap().len(),
+        3
+    );
+
+    // A root that is not a folder is fatal.
+    let out = kts_tests::shell(&format!(
+        "kts-catalog '{}'",
+        root.path().join("nowhere").display()
+    ));
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn a_new_folder_taking_a_slug_renames_the_rows_it_displaces() {
+    let root = root();
+    Catalog::rebuild(root.path()).unwrap();
+    // "SUPPORT" sorts before "Support": it takes the slug `support`.
+    let newcomer = root.path().join("SUPPORT");
+    std::fs::create_dir(&newcomer).unwrap();
+    std::fs::write(
+        newcomer.join("vpn.md"),
+        "# VPN setup\n\nInstall the VPN client.\n",
+    )
+    .unwrap();
+    index(&newcomer);
+    let rows = Catalog::open(root.path()).unwrap().scopes().unwrap();
+    let by_path: Vec<(&str, &str)> = rows
+        .iter()
+        .map(|r| (r.path.as_str(), r.slug.as_str()))
+        .collect();
+    assert_eq!(
+        by_path,
+        [
+            ("Bear Stearns 2006-HE1", "bear_stearns_2006_he1"),
+            ("HR Policies", "hr_policies"),
+            ("SUPPORT", "support"),
+            ("Support", "support_2"),
+        ]
+    );
+    let support_2 = Catalog::open(root.path())
+        .unwrap()
+        .get("support_2")
+        .unwrap()
+        .unwrap();
+    assert_eq!(support_2.documents, 2);
+    assert_eq!(
+        Catalog::open(root.path())
+            .unwrap()
+            .slug_mentioned("support 2")
+            .unwrap()[0]
+            .path,
+        "Support"
+    );
+}
+
+#[test]
+fn words_most_scopes_share_are_left_out_of_the_ranking() {
+    let root = tempfile::tempdir().unwrap();
+    let rows = 2 * kts_catalog::COMMON_ROWS as usize + 10;
+    let mut rebuild = Rebuild::begin(root.path()).unwrap();
+    for i in 0..rows {
+        let mut keywords = vec!["mortgage".to_string()];
+        if i % 100 == 7 {
+            keywords.push("multifamily".into());
+        }
+        if i == 507 {
+            keywords.push("dscr".into());
+        }
+        rebuild
+            .add(&CatalogRow {
+                slug: format!("deal_{i}"),
+                path: format!("Deal {i}"),
+                documents: 1,
+                keywords,
+                ..CatalogRow::default()
+            })
+            .unwrap();
+    }
+    rebuild.commit().unwrap();
+    let catalog = Catalog::open(root.path()).unwrap();
+
+    let found = catalog.search("mortgage dscr multifamily", 5).unwrap();
+    assert_eq!(found[0].0.slug, "deal_507", "{found:?}");
+    assert!(
+        found
+            .iter()
+            .all(|(row, score)| row.keywords.contains(&"multifamily".to_string()) && *score > 0.0)
+    );
+    // Only common words: their rows, unranked.
+    let common = catalog.search("mortgage", 3).unwrap();
+    assert_eq!(common.len(), 3);
+    assert!(common.iter().all(|(_, score)| *score == 0.0));
+    // A named scope comes first all the same.
+    let named = catalog.search("mortgage of deal 42", 3).unwrap();
+    assert_eq!(named[0].0.slug, "deal_42");
+}
