@@ -3,7 +3,7 @@ CARGO ?= cargo
 RELEASE := target/release
 SAMPLE := sample
 
-.PHONY: help models build demo test test-shared lint docs eval bench bench-embed bench-query bench-graph clean-sample
+.PHONY: help models build demo test test-shared lint docs eval bench bench-embed bench-query bench-graph bench-reindex bench-federation clean-sample
 
 help:
 	@echo "make demo         write the bundled sample to $(SAMPLE)/ and run the pipeline on it"
@@ -17,6 +17,8 @@ help:
 	@echo "make bench-embed  embedding throughput against Python onnxruntime"
 	@echo "make bench-query  query latency at 10k, 100k and 400k chunks, vector recall"
 	@echo "make bench-graph  knowledge-graph build time and size against indexing"
+	@echo "make bench-reindex  batch reindex of a generated root of 10,000 scopes (SCOPES=N), keyword-only"
+	@echo "make bench-federation  a scoped query against one store holding everything; fan-out over 60 scopes"
 
 build:
 	$(CARGO) build --release --bins
@@ -57,6 +59,13 @@ bench-query: models build
 
 bench-graph: build
 	pipelines/bench/graph.sh
+
+SCOPES ?= 10000
+bench-reindex: build
+	pipelines/bench/reindex.sh $(SCOPES)
+
+bench-federation: models build
+	pipelines/bench/federation.sh
 
 clean-sample:
 	rm -rf $(SAMPLE)

@@ -1,0 +1,116 @@
+# The stages of one scope, for pipelines/reindex.mk (one sub-make per scope).
+# Run inside SCOPE/.kts/cache/, with the scope folder in the environment:
+#
+#   SCOPE_DIR=/data/deals/x make -C /data/deals/x/.kts/cache -f pipelines/reindex-scope.mk \
+#       KTS=target/release [EMBED=0] [GRAPH=0] [THREADS=1]
+#
+# The stage outputs are kept here as files, each made from the one before:
+#
+#   crawl.jsonl    kts-crawl --changed-only: what differs from the index (new,
+#                  changed and deleted files). kts-crawl always runs (it reads
+#                  only files whose size or mtime changed), but the file is
+#                  rewritten only when its content changes, so make's
+#                  timestamps decide which later stages run.
+#   convert.jsonl  kts-convert of those files
+#   chunk.jsonl    kts-chunk
+#   embed.jsonl    kts-embed (not with EMBED=0)
+#   index.stamp    kts-index applied the stream (additions, updates, and the
+#                  deletions kts-crawl reported); holds its summary line
+#   graph.stamp    kts-graph brought the graph up to date (not with GRAPH=0)
+#   settings       the settings the index was built with
+#   ran            a stage after the crawl ran (for reindex.mk's summary)
+#
+# Once kts-index has applied a crawl, the next crawl reports nothing, or only
+# the files that could not be converted (they stay "new" until indexed).
+# crawl.jsonl then takes that content but keeps its time, so that a run with
+# nothing new does nothing. Such a file is tried again when it changes
+# (delete crawl.jsonl to retry it sooner).
+#
+# A scope with no index yet, or indexed with other settings (EMBED), is
+# rebuilt: a full crawl and `kts-index --reindex`. Deleting the cache folder
+# therefore rebuilds the scope.
+#
+# In the recipes, `|| (($$? == 1))`: exit 1 means some records were rejected
+# (a corrupt document becomes an error record, which kts-index counts as
+# failed); the stream is complete and the scope is still indexed. Exit 2 (a
+# damaged index, a missing model, a full disk) fails the scope.
+
+SHELL := bash
+.SHELLFLAGS := -euo pipefail -c
+.ONESHELL:
+.DELETE_ON_ERROR:
+.SUFFIXES:
+MAKEFLAGS += --no-builtin-rules
+
+ifndef SCOPE_DIR
+$(error SCOPE_DIR (environment) names the scope folder; see pipelines/reindex.mk)
+endif
+ifndef KTS
+$(error KTS=DIR names the folder of the kts binaries)
+endif
+EMBED ?= 1
+GRAPH ?= 1
+THREADS ?= 1
+
+INDEX_INPUT := $(if $(filter 0,$(EMBED)),chunk.jsonl,embed.jsonl)
+LAST := $(if $(filter 0,$(GRAPH)),index.stamp,graph.stamp)
+SETTINGS := embed=$(if $(filter 0,$(EMBED)),0,1)
+
+# True when the scope is rebuilt rather than updated.
+rebuild = [[ ! -f "$$SCOPE_DIR/.kts/kts.db" || "$$(cat settings 2>/dev/null)" != '$(SETTINGS)' ]]
+
+.PHONY: scope FORCE
+scope: $(LAST)
+FORCE:
+
+crawl.jsonl: FORCE
+	@if $(rebuild); then only=; else only=--changed-only; fi
+	status=0
+	'$(KTS)/kts-crawl' --stats $$only "$$SCOPE_DIR" > crawl.new 2> crawl.err || status=$$?
+	messages=$$(< crawl.err)
+	echo "$$messages" >&2
+	((status <= 1))
+	# kts-crawl falls back to the previous crawl when it cannot read the
+	# index, and would then report nothing to do: a damaged index must fail.
+	if [[ $$messages == *'cannot read the index'* ]]; then
+		echo "reindex: $$SCOPE_DIR/.kts/kts.db cannot be read: move it aside to rebuild the scope" >&2
+		exit 2
+	fi
+	if [[ -z $$only ]]; then
+		mv crawl.new crawl.jsonl
+	elif cmp -s crawl.new crawl.jsonl; then
+		: # the same work as last time: crawl.jsonl keeps its time
+	elif [[ -f crawl.jsonl && index.stamp -nt crawl.jsonl ]] && ! grep -Fxvq -f crawl.jsonl crawl.new; then
+		# Every line is one that the last successful run already gave
+		# kts-index: what is left is the files that failed to convert, or
+		# nothing. Keep the old time, so that nothing runs again.
+		touch -r crawl.jsonl crawl.new
+		mv crawl.new crawl.jsonl
+	else
+		mv crawl.new crawl.jsonl
+	fi
+
+convert.jsonl: crawl.jsonl
+	@: > ran
+	'$(KTS)/kts-convert' --stats --threads $(THREADS) < $< > $@ || (($$? == 1))
+
+chunk.jsonl: convert.jsonl
+	@'$(KTS)/kts-chunk' --stats < $< > $@ || (($$? == 1))
+
+embed.jsonl: chunk.jsonl
+	@'$(KTS)/kts-embed' --stats --threads $(THREADS) < $< > $@ || (($$? == 1))
+
+index.stamp: $(INDEX_INPUT)
+	@: > ran
+	if $(rebuild); then again=--reindex; else again=; fi
+	status=0
+	'$(KTS)/kts-index' $$again "$$SCOPE_DIR" < $< 2> index.err || status=$$?
+	cat index.err >&2
+	((status <= 1))
+	grep -m1 ' added, ' index.err > $@
+	rm -f index.err
+	echo '$(SETTINGS)' > settings
+
+graph.stamp: index.stamp
+	@: > ran
+	'$(KTS)/kts-graph' "$$SCOPE_DIR" 2>&1 | tee $@ >&2

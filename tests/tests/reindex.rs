@@ -1,0 +1,323 @@
+//! The batch reindexing of a knowledge root (`pipelines/reindex.mk`), on a
+//! root of small scopes the test writes itself: keyword-only indexes
+//! (EMBED=0) with their graphs, the binaries of this build.
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use std::time::SystemTime;
+
+use serde_json::Value;
+
+/// Scope folder → its documents (path, text). Each text has one word found
+/// nowhere else.
+const SCOPES: [(&str, &[(&str, &str)]); 3] = [
+    (
+        "alpha",
+        &[
+            (
+                "leave.md",
+                "# Leave policy\n\nAnnual leave is booked in the portal. The marmoset rule applies.\n",
+            ),
+            (
+                "notes/travel.md",
+                "# Travel\n\nBook trains before flights. Receipts go to the wombat mailbox.\n",
+            ),
+        ],
+    ),
+    (
+        "Beta Team - EMEA",
+        &[
+            (
+                "oncall.md",
+                "# On-call\n\nThe pager rotates weekly. Escalate to the narwhal channel.\n",
+            ),
+            (
+                "deploy.txt",
+                "Deployments happen on Tuesdays after the axolotl review.\n",
+            ),
+        ],
+    ),
+    (
+        "gamma_2006_HE1",
+        &[(
+            "report.md",
+            "# Remittance report\n\nThe pool balance fell. Trigger event: pangolin.\n",
+        )],
+    ),
+];
+
+fn write(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+fn knowledge_root() -> tempfile::TempDir {
+    let root = tempfile::tempdir().unwrap();
+    for (scope, docs) in SCOPES {
+        for (path, text) in docs {
+            write(&root.path().join(scope).join(path), text);
+        }
+    }
+    root
+}
+
+/// `make -f pipelines/reindex.mk ROOT=... -j2`, keyword-only, with the graph.
+fn reindex(root: &Path) -> Output {
+    let makefile = kts_tests::workspace_root().join("pipelines/reindex.mk");
+    kts_tests::shell(&format!(
+        "make -f '{}' ROOT='{}' BIN='{}' EMBED=0 GRAPH=1 -j2",
+        makefile.display(),
+        root.display(),
+        kts_tests::profile_dir().display()
+    ))
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// The summary line of the last run: "reindex ROOT: 3 scopes in ... s: ...".
+fn summary(root: &Path) -> String {
+    std::fs::read_to_string(root.join(".kts-reindex/summary.txt")).expect("the run wrote a summary")
+}
+
+/// `(result, folder)` of each scope in the last run, sorted by folder.
+fn results(root: &Path) -> Vec<(String, String)> {
+    let tsv = std::fs::read_to_string(root.join(".kts-reindex/results.tsv")).unwrap();
+    let mut rows: Vec<(String, String)> = tsv
+        .lines()
+        .map(|line| {
+            let fields: Vec<&str> = line.split('\t').collect();
+            assert_eq!(fields.len(), 4, "result line: {line:?}");
+            (fields[0].to_string(), fields[2].to_string())
+        })
+        .collect();
+    rows.sort_by(|a, b| a.1.cmp(&b.1));
+    rows
+}
+
+fn expect_results(root: &Path, expected: &[(&str, &str)]) {
+    let mut expected: Vec<(String, String)> = expected
+        .iter()
+        .map(|(r, f)| (r.to_string(), f.to_string()))
+        .collect();
+    expected.sort_by(|a, b| a.1.cmp(&b.1));
+    assert_eq!(results(root), expected, "summary:\n{}", summary(root));
+}
+
+/// The paths of the documents `kts-query SCOPE WORD --mode bm25` finds.
+fn found(scope: &Path, word: &str) -> Vec<String> {
+    let output = kts_tests::succeeded(kts_tests::shell(&format!(
+        "kts-query '{}' '{word}' --mode bm25",
+        scope.display()
+    )));
+    text(&output.stdout)
+        .lines()
+        .map(|line| {
+            let hit: Value = serde_json::from_str(line).unwrap();
+            hit["path"].as_str().unwrap().to_string()
+        })
+        .collect()
+}
+
+fn modified(path: &Path) -> SystemTime {
+    std::fs::metadata(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .modified()
+        .unwrap()
+}
+
+/// What shows that a scope was (or was not) written: its store and its stamps.
+fn written(scope: &Path) -> [SystemTime; 3] {
+    let kts = scope.join(".kts");
+    [
+        modified(&kts.join("kts.db")),
+        modified(&kts.join("cache/index.stamp")),
+        modified(&kts.join("cache/graph.stamp")),
+    ]
+}
+
+fn scope_dirs(root: &Path) -> Vec<PathBuf> {
+    SCOPES.iter().map(|(name, _)| root.join(name)).collect()
+}
+
+#[test]
+fn a_knowledge_root_is_reindexed_incrementally_scope_by_scope() {
+    let root = knowledge_root();
+    let root = root.path();
+    let [alpha, beta, gamma] = <[PathBuf; 3]>::try_from(scope_dirs(root)).unwrap();
+
+    // First run: every scope is indexed, with its graph.
+    let run = reindex(root);
+    assert!(
+        run.status.success(),
+        "{}{}",
+        text(&run.stdout),
+        text(&run.stderr)
+    );
+    expect_results(
+        root,
+        &[
+            ("reindexed", "alpha"),
+            ("reindexed", "Beta Team - EMEA"),
+            ("reindexed", "gamma_2006_HE1"),
+        ],
+    );
+    assert!(
+        summary(root).contains(": 3 scopes in "),
+        "{}",
+        summary(root)
+    );
+    assert!(text(&run.stdout).contains("3 reindexed, 0 unchanged, 0 failed"));
+    assert_eq!(found(&alpha, "marmoset"), ["leave.md"]);
+    assert_eq!(found(&alpha, "wombat"), ["notes/travel.md"]);
+    assert_eq!(found(&beta, "axolotl"), ["deploy.txt"]);
+    assert_eq!(found(&gamma, "pangolin"), ["report.md"]);
+    assert!(found(&gamma, "marmoset").is_empty(), "scopes stay apart");
+    for scope in [&alpha, &beta, &gamma] {
+        let log = std::fs::read_to_string(scope.join(".kts/cache/reindex.log")).unwrap();
+        assert!(log.contains("kts-index: "), "{log}");
+        assert!(log.contains("kts-graph: "), "{log}");
+    }
+
+    // Nothing changed: nothing is written.
+    let before: Vec<_> = [&alpha, &beta, &gamma].map(|s| written(s)).to_vec();
+    let run = reindex(root);
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    expect_results(
+        root,
+        &[
+            ("unchanged", "alpha"),
+            ("unchanged", "Beta Team - EMEA"),
+            ("unchanged", "gamma_2006_HE1"),
+        ],
+    );
+    assert!(summary(root).contains("0 reindexed, 3 unchanged, 0 failed"));
+    let after: Vec<_> = [&alpha, &beta, &gamma].map(|s| written(s)).to_vec();
+    assert_eq!(before, after, "a run with nothing to do wrote a store");
+
+    // One file changed: that scope only, and the new text is found.
+    write(
+        &beta.join("oncall.md"),
+        "# On-call\n\nThe pager rotates weekly. Escalate to the quetzal channel.\n",
+    );
+    let untouched = [written(&alpha), written(&gamma)];
+    let run = reindex(root);
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    expect_results(
+        root,
+        &[
+            ("unchanged", "alpha"),
+            ("reindexed", "Beta Team - EMEA"),
+            ("unchanged", "gamma_2006_HE1"),
+        ],
+    );
+    assert!(
+        summary(root).contains("0 added, 1 updated, 0 deleted"),
+        "{}",
+        summary(root)
+    );
+    assert_eq!(found(&beta, "quetzal"), ["oncall.md"]);
+    assert!(found(&beta, "narwhal").is_empty(), "the old text is gone");
+    assert_eq!([written(&alpha), written(&gamma)], untouched);
+
+    // One file deleted: it leaves the index.
+    std::fs::remove_file(alpha.join("notes/travel.md")).unwrap();
+    let run = reindex(root);
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    expect_results(
+        root,
+        &[
+            ("reindexed", "alpha"),
+            ("unchanged", "Beta Team - EMEA"),
+            ("unchanged", "gamma_2006_HE1"),
+        ],
+    );
+    assert!(
+        summary(root).contains("0 added, 0 updated, 1 deleted"),
+        "{}",
+        summary(root)
+    );
+    assert!(
+        found(&alpha, "wombat").is_empty(),
+        "the deleted file is still found"
+    );
+    assert_eq!(found(&alpha, "marmoset"), ["leave.md"]);
+
+    // A document that cannot be converted is an error record, not a failure:
+    // the rest of its scope is indexed, and the next run leaves it alone.
+    write(&gamma.join("broken.docx"), "PK\u{3}\u{4} not really a zip");
+    write(&gamma.join("extra.md"), "# Extra\n\nThe okapi appendix.\n");
+    let run = reindex(root);
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    assert!(
+        summary(root).contains("1 added, 0 updated, 0 deleted, 0 unchanged, 1 failed"),
+        "{}",
+        summary(root)
+    );
+    assert_eq!(found(&gamma, "okapi"), ["extra.md"]);
+    let run = reindex(root);
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    assert!(
+        summary(root).contains("0 reindexed, 3 unchanged, 0 failed"),
+        "{}",
+        summary(root)
+    );
+
+    // A scope whose store is damaged fails; the run goes on with the others
+    // and then exits non-zero, naming it.
+    let delta = root.join("delta");
+    write(&delta.join("a.md"), "# Delta\n\nThe ibis note.\n");
+    write(&delta.join(".kts/kts.db"), "this is not an SQLite database");
+    write(
+        &gamma.join("report.md"),
+        "# Remittance report\n\nTrigger event: dugong.\n",
+    );
+    let run = reindex(root);
+    assert!(!run.status.success(), "a failed scope must fail the run");
+    expect_results(
+        root,
+        &[
+            ("unchanged", "alpha"),
+            ("unchanged", "Beta Team - EMEA"),
+            ("failed", "delta"),
+            ("reindexed", "gamma_2006_HE1"),
+        ],
+    );
+    let summary = summary(root);
+    assert!(
+        summary.contains("1 reindexed, 2 unchanged, 1 failed"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("failed: delta: ") && summary.contains("delta/.kts/cache/reindex.log"),
+        "{summary}"
+    );
+    assert!(text(&run.stdout).contains("failed: delta: "));
+    assert_eq!(found(&gamma, "dugong"), ["report.md"]);
+    assert_eq!(found(&beta, "quetzal"), ["oncall.md"]);
+}
+
+#[test]
+fn the_script_passes_its_flags_to_the_makefile() {
+    let root = knowledge_root();
+    let script = kts_tests::workspace_root().join("pipelines/reindex");
+    let run = kts_tests::shell(&format!(
+        "'{}' '{}' -j 2 --no-embed --no-graph --bin '{}'",
+        script.display(),
+        root.path().display(),
+        kts_tests::profile_dir().display()
+    ));
+    assert!(
+        run.status.success(),
+        "{}{}",
+        text(&run.stdout),
+        text(&run.stderr)
+    );
+    assert!(text(&run.stdout).contains("3 reindexed, 0 unchanged, 0 failed"));
+    let beta = root.path().join("Beta Team - EMEA");
+    assert!(beta.join(".kts/cache/index.stamp").is_file());
+    assert!(!beta.join(".kts/cache/graph.stamp").exists(), "--no-graph");
+    assert!(!beta.join(".kts/cache/embed.jsonl").exists(), "--no-embed");
+    assert_eq!(found(&beta, "narwhal"), ["oncall.md"]);
+}
