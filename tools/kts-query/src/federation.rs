@@ -12,6 +12,7 @@ use kts_cli::{JsonlWriter, Messages};
 use kts_record::{HitRecord, ScopeCountRecord};
 use kts_store::{ScopeEntry, Scopes, discover_scopes};
 
+use crate::words::lowercase_words;
 use crate::{Args, Mode, RRF_K, Searcher, emit};
 
 /// Where a question goes, and what is left of it.
@@ -102,7 +103,7 @@ pub fn route(
             how: "--scope".into(),
         });
     }
-    let words = words(question);
+    let words = lowercase_words(question);
     let named: Vec<&&ScopeEntry> = indexed
         .iter()
         .filter(|s| {
@@ -175,15 +176,6 @@ fn slugs(scopes: &[ScopeEntry]) -> String {
         .map(|s| s.slug.as_str())
         .collect::<Vec<_>>()
         .join(", ")
-}
-
-/// Lowercase words, split at anything that is not a letter or digit.
-fn words(text: &str) -> Vec<String> {
-    text.to_lowercase()
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(str::to_string)
-        .collect()
 }
 
 /// Answers one question over a knowledge root.

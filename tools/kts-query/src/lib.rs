@@ -439,6 +439,8 @@ pub struct Searcher {
     weights: Weights,
     min_filtered: usize,
     config: QueryConfig,
+    /// Whether the scope has graph tables (read once, at open).
+    has_graph: bool,
     /// The document types the scope has.
     doc_types: Vec<String>,
     /// The graph once loaded (`None` when the scope has none).
@@ -474,6 +476,7 @@ impl Searcher {
             scope: scope_of(&args.dir),
             doc_types: store.doc_types()?,
             config: QueryConfig::load(&args.dir)?,
+            has_graph: kts_graph::tables::exist(store.connection())?,
             store,
             meta,
             mode,
@@ -557,7 +560,7 @@ impl Searcher {
 
     /// The queries the pipeline's steps make of a question.
     pub fn plan(&self, question: &str) -> anyhow::Result<Plan> {
-        let lexicon = Lexicon::new(self.store.connection(), self.config.clone())?;
+        let lexicon = Lexicon::new(self.store.connection(), &self.config, self.has_graph);
         let planner = Planner::new(
             lexicon,
             &self.steps,

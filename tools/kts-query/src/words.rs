@@ -1,4 +1,13 @@
-//! Word forms shared by the ranking signals and the evidence check.
+//! Words and word forms shared by planning, ranking, routing and the evidence check.
+
+/// Lowercase words, split at anything that is not a letter or digit.
+pub fn lowercase_words(text: &str) -> Vec<String> {
+    text.to_lowercase()
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_string)
+        .collect()
+}
 
 /// A crude stem: one common English suffix removed, at least 3 letters left.
 pub fn stem(word: &str) -> &str {

@@ -80,6 +80,13 @@ fn ranked(rows: Vec<(i64, f64)>) -> Vec<Scored> {
         .collect()
 }
 
+/// The `k` best (rowid, score) rows, best first, ties by rowid.
+pub(crate) fn best_first(mut rows: Vec<(i64, f64)>, k: usize) -> Vec<(i64, f64)> {
+    rows.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    rows.truncate(k);
+    rows
+}
+
 fn id_and_score(r: &rusqlite::Row<'_>) -> rusqlite::Result<(i64, f64)> {
     Ok((r.get(0)?, r.get(1)?))
 }
@@ -158,8 +165,7 @@ impl Store {
                     rows.push(row?);
                 }
             }
-            rows.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-            rows.truncate(k);
+            return Ok(ranked(best_first(rows, k)));
         }
         Ok(ranked(rows))
     }
@@ -196,9 +202,7 @@ impl Store {
                 rows.push((rowid, f64::from(score)));
             }
         }
-        rows.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        rows.truncate(k);
-        Ok(ranked(rows))
+        Ok(ranked(best_first(rows, k)))
     }
 
     /// `vectors.bin` when it is current, opened once.

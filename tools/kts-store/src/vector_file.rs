@@ -381,13 +381,11 @@ impl VectorFile {
 
     fn exact_top(&self, query: &[f32], k: usize, rows: Vec<usize>) -> Vec<(i64, f64)> {
         let rowids = self.rowids();
-        let mut exact: Vec<(i64, f64)> = rows
+        let exact: Vec<(i64, f64)> = rows
             .into_iter()
             .map(|row| (rowids[row], f64::from(dot_f32(self.f32_row(row), query))))
             .collect();
-        exact.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        exact.truncate(k);
-        exact
+        crate::search::best_first(exact, k)
     }
 }
 

@@ -102,17 +102,18 @@ pub struct KnownEntity {
 /// The scope's vocabulary, looked up per question (no graph is loaded).
 pub struct Lexicon<'a> {
     conn: &'a Connection,
-    config: QueryConfig,
+    config: &'a QueryConfig,
+    /// Whether kts-graph has filled the graph tables.
     has_graph: bool,
 }
 
 impl<'a> Lexicon<'a> {
-    pub fn new(conn: &'a Connection, config: QueryConfig) -> anyhow::Result<Lexicon<'a>> {
-        Ok(Lexicon {
+    pub fn new(conn: &'a Connection, config: &'a QueryConfig, has_graph: bool) -> Lexicon<'a> {
+        Lexicon {
             conn,
             config,
-            has_graph: kts_graph::tables::exist(conn)?,
-        })
+            has_graph,
+        }
     }
 
     /// The expansions of an acronym (as written in a question): the config's

@@ -12,6 +12,7 @@ use kts_graph::extract::{EntityKind, Extractor};
 use kts_store::{Filters, query_terms};
 
 use crate::steps::{Step, Steps};
+use crate::words::lowercase_words;
 use intent::{INTENTS, Intent, intent_of};
 use lexicon::{KnownEntity, Lexicon};
 
@@ -374,11 +375,7 @@ fn contains_words(text: &str, words: &str) -> bool {
 }
 
 fn word_string(text: &str) -> String {
-    text.to_lowercase()
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .collect::<Vec<_>>()
-        .join(" ")
+    lowercase_words(text).join(" ")
 }
 
 /// `text` without the whole-word occurrences of `words` (ignoring case).

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use kts_store::Hit;
 
 use crate::plan::Plan;
-use crate::words::stem;
+use crate::words::{lowercase_words, stem};
 
 /// Every weight of the ranking, with its default: the signals after fusion
 /// and the weights of the lists fused. Tuned on SciFact's training queries
@@ -171,9 +171,9 @@ fn share(terms: &[String], words: &[String]) -> f64 {
 
 /// Lowercase, lightly stemmed words.
 fn words(text: &str) -> Vec<String> {
-    text.split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(|w| stem(&w.to_lowercase()).to_string())
+    lowercase_words(text)
+        .iter()
+        .map(|w| stem(w).to_string())
         .collect()
 }
 
