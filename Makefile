@@ -21,7 +21,7 @@ help:
 	@echo "make bench-federation  a scoped query against one store holding everything; fan-out over 60 scopes"
 
 build:
-	$(CARGO) build --release --bins
+	$(CARGO) build --release --workspace --bins
 
 demo: models build
 	$(RELEASE)/kts-sample $(SAMPLE)
@@ -30,13 +30,15 @@ demo: models build
 models:
 	models/fetch
 
+# Tests run against release builds: the demo, the evaluation and the benchmarks
+# use them too, so every dependency is compiled once, in one profile.
 test: models
-	$(CARGO) build --workspace --bins
-	$(CARGO) test --workspace
+	$(CARGO) build --release --workspace --bins
+	$(CARGO) test --release --workspace
 
 test-shared: models
-	$(CARGO) build --workspace --bins
-	$(CARGO) test -p kts-tests --features shared-data -- --nocapture
+	$(CARGO) build --release --workspace --bins
+	$(CARGO) test --release -p kts-tests --features shared-data -- --nocapture
 
 lint:
 	$(CARGO) fmt --all -- --check

@@ -31,8 +31,8 @@ fi
 version=$("$venv/bin/python" -c 'import importlib.metadata as m; print(m.version("markitdown"))')
 
 echo "== building kts-quality (the scorer)" >&2
-(cd "$root" && cargo build --quiet -p kts-tests --features shared-data --bin kts-quality)
-quality=$target/debug/kts-quality
+(cd "$root" && cargo build --quiet --release -p kts-tests --features shared-data --bin kts-quality)
+quality=$target/release/kts-quality
 
 rm -rf "$out"
 mkdir -p "$out"
