@@ -3,7 +3,7 @@ CARGO ?= cargo
 RELEASE := target/release
 SAMPLE := sample
 
-.PHONY: help models build demo test test-shared lint docs eval bench bench-embed bench-query bench-graph bench-reindex bench-federation clean-sample
+.PHONY: help models build demo test test-shared lint docs eval bench bench-embed bench-query bench-graph bench-reindex bench-federation bench-routing clean-sample
 
 help:
 	@echo "make demo         write the bundled sample to $(SAMPLE)/ and run the pipeline on it"
@@ -19,6 +19,7 @@ help:
 	@echo "make bench-graph  knowledge-graph build time and size against indexing"
 	@echo "make bench-reindex  batch reindex of a generated root of 10,000 scopes (SCOPES=N), keyword-only"
 	@echo "make bench-federation  a scoped query against one store holding everything; fan-out over 60 scopes"
+	@echo "make bench-routing  routing accuracy and time, and scoped answers, on a generated root of 10,000 scopes (SCOPES=N)"
 
 build:
 	$(CARGO) build --release --workspace --bins
@@ -68,6 +69,10 @@ bench-reindex: build
 
 bench-federation: models build
 	pipelines/bench/federation.sh
+
+bench-routing: build
+	$(CARGO) build --release -p kts-query --example bench
+	SCOPES=$(SCOPES) pipelines/bench/routing.sh
 
 clean-sample:
 	rm -rf $(SAMPLE)

@@ -15,7 +15,9 @@
 #     fanning out over the FAN_OUT scopes (warm page cache: a first pass is
 #     not timed);
 #   - the same with hybrid retrieval, where the process also loads the model
-#     and embeds the question once (needs models/fetch).
+#     and embeds the question once (needs models/fetch);
+#   - both again in one process, as `kts-query ROOT --batch` asks them: warm,
+#     the model loaded once (200 questions).
 # Prints p50/p95 per figure, with `uptime` (the machine is shared).
 #
 # Env: KTS_SHARED_DIR (default <repo>/../shared), CARGO_TARGET_DIR, KTS_BENCH_DIR
@@ -83,4 +85,8 @@ echo "== fan-out over $fan_out scopes (one process per question)" >&2
 fan "warm-up" --mode bm25 >/dev/null
 fan "fan-out over $fan_out scopes, bm25" --mode bm25
 fan "fan-out over $fan_out scopes, hybrid (model loaded, question embedded once)"
+
+echo "== fan-out over $fan_out scopes, warm (one process, as --batch)" >&2
+"$bench" fanout "$work/root" "$work/all/queries.jsonl" --mode bm25
+"$bench" fanout "$work/root" "$work/all/queries.jsonl"
 uptime

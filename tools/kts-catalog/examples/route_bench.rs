@@ -249,6 +249,7 @@ fn synthetic_rows(count: usize, rng: &mut fastrand::Rng) -> Vec<CatalogRow> {
         let mut doc_types = pick(rng, &DOC_TYPES, 3);
         doc_types.sort();
         rows.push(CatalogRow {
+            titles: vec![format!("{folder} Monthly Remittance Report")],
             slug: kts_store::scope_slug(&folder),
             path: folder,
             documents: 5 + rng.usize(..6),

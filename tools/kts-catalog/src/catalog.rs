@@ -4,13 +4,13 @@
 //! ```text
 //! catalog_meta  key/value: format_version, created, rebuilt (last full rebuild), updated
 //! scopes        id INTEGER PK, slug UNIQUE, path UNIQUE (relative to the root),
-//!               documents, chunks, doc_types, years, entities, keywords (JSON arrays),
+//!               documents, chunks, doc_types, years, entities, keywords, titles (JSON arrays),
 //!               model_id, last_indexed (the store's meta.updated), cataloged_at,
 //!               anchor (the slug's rarest word: a text names the slug only if it holds it)
 //! slug_words    word, scope_id: the distinct words of each slug (split at `_`)
-//! scopes_fts    FTS5 keyed by scopes.id: slug, folder, doc_types, entities, keywords, years;
-//!               tokenize='porter unicode61 remove_diacritics 2';
-//!               rank = bm25(8, 4, 0.5, 2, 1, 1)
+//! scopes_fts    FTS5 keyed by scopes.id: slug, folder, doc_types, entities, keywords, years,
+//!               titles; tokenize='porter unicode61 remove_diacritics 2';
+//!               rank = bm25(8, 4, 0.5, 2, 1, 1, 2)
 //! ```
 //!
 //! Every change is one transaction (WAL): a full rebuild replaces every row
@@ -27,7 +27,7 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 use crate::{CatalogRow, read_scope};
 
 /// The catalog format this code reads and writes (`catalog_meta.format_version`).
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 
 /// A file name starting with a dot: kts-crawl and scope discovery skip it.
 pub const CATALOG_FILE: &str = ".kts-catalog.db";
@@ -49,6 +49,7 @@ CREATE TABLE scopes (
     years TEXT NOT NULL DEFAULT '[]',
     entities TEXT NOT NULL DEFAULT '[]',
     keywords TEXT NOT NULL DEFAULT '[]',
+    titles TEXT NOT NULL DEFAULT '[]',
     model_id TEXT,
     last_indexed TEXT NOT NULL DEFAULT '',
     cataloged_at TEXT NOT NULL,
@@ -62,20 +63,24 @@ CREATE TABLE slug_words (
 ) WITHOUT ROWID;
 CREATE INDEX slug_words_by_scope ON slug_words(scope_id);
 CREATE VIRTUAL TABLE scopes_fts USING fts5(
-    slug, folder, doc_types, entities, keywords, years,
+    slug, folder, doc_types, entities, keywords, years, titles,
     tokenize = 'porter unicode61 remove_diacritics 2'
 );
-INSERT INTO scopes_fts(scopes_fts, rank) VALUES ('rank', 'bm25(8.0, 4.0, 0.5, 2.0, 1.0, 1.0)');
+INSERT INTO scopes_fts(scopes_fts, rank) VALUES ('rank', 'bm25(8.0, 4.0, 0.5, 2.0, 1.0, 1.0, 2.0)');
 ";
 
 const NOW: &str = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')";
 
 const ROW_COLUMNS: &str = "slug, path, documents, chunks, doc_types, years, entities, keywords, \
-                           model_id, last_indexed";
+                           titles, model_id, last_indexed";
 
-/// A word held by more rows than this, and by at least half of them, is
-/// left out of a search's ranking (see [`Catalog::search`]).
+/// A word held by more rows than this, and by at least a quarter of them,
+/// is left out of a search's ranking (see [`Catalog::search`]).
 pub const COMMON_ROWS: i64 = 500;
+
+/// The most rows a search ranks, about: its words, rarest first, are left
+/// out once their rows would pass this (the rarest one is always ranked).
+pub const RANKED_ROWS: i64 = 2000;
 
 /// How long a writer waits for another one (a rebuild holds the catalog
 /// only while it writes the rows it has already read).
@@ -273,6 +278,25 @@ impl Catalog {
         Ok(rows)
     }
 
+    /// Every scope the catalog lists, as [`discover_scopes`] would find it
+    /// (the slugs made unique, the paths under the root), in folder name
+    /// order, without reading the root's folders.
+    pub fn scope_entries(&self) -> anyhow::Result<Vec<ScopeEntry>> {
+        let mut statement = self
+            .conn
+            .prepare_cached("SELECT slug, path FROM scopes ORDER BY path")?;
+        let entries = statement
+            .query_map([], |r| {
+                Ok(ScopeEntry {
+                    slug: r.get(0)?,
+                    path: self.root.join(r.get::<_, String>(1)?),
+                    indexed: true,
+                })
+            })?
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(entries)
+    }
+
     /// The row of the scope with this slug.
     pub fn get(&self, slug: &str) -> anyhow::Result<Option<CatalogRow>> {
         Ok(self
@@ -305,11 +329,31 @@ impl Catalog {
     /// follow by score. So the score decreases within each group, not
     /// necessarily across them: use `slug_mentioned` to tell them apart.
     ///
-    /// A word held by at least half the rows (and by more than
-    /// [`COMMON_ROWS`]) is left out: BM25 gives it no weight (its IDF is
-    /// not positive), and ranking every row it matches would cost the most.
+    /// A word held by at least a quarter of the rows (and by more than
+    /// [`COMMON_ROWS`]) is left out: BM25 gives it little weight (an IDF
+    /// under ln 3, against 3 to 9 for the words that tell scopes apart),
+    /// and ranking every row it matches would cost the most.
     /// A text made only of such words matches their rows unranked (score 0).
     pub fn search(&self, text: &str, limit: usize) -> anyhow::Result<Vec<(CatalogRow, f64)>> {
+        self.ranked(text, limit)?
+            .into_iter()
+            .map(|(id, score)| Ok((self.row(id)?, score)))
+            .collect()
+    }
+
+    /// [`Catalog::search`]'s slugs and scores only, without reading the rows.
+    pub fn search_slugs(&self, text: &str, limit: usize) -> anyhow::Result<Vec<(String, f64)>> {
+        let mut slug = self
+            .conn
+            .prepare_cached("SELECT slug FROM scopes WHERE id = ?1")?;
+        self.ranked(text, limit)?
+            .into_iter()
+            .map(|(id, score)| Ok((slug.query_row([id], |r| r.get(0))?, score)))
+            .collect()
+    }
+
+    /// The ids and scores [`Catalog::search`] returns, in its order.
+    fn ranked(&self, text: &str, limit: usize) -> anyhow::Result<Vec<(i64, f64)>> {
         if limit == 0 {
             return Ok(Vec::new());
         }
@@ -331,10 +375,24 @@ impl Catalog {
                 .query_row([&quoted], |r| r.get(0))?;
             match held {
                 0 => {}
-                n if 2 * n >= rows && n > COMMON_ROWS => common.push(quoted),
-                _ => kept.push(quoted),
+                n if 4 * n >= rows && n > COMMON_ROWS => common.push(quoted),
+                n => kept.push((n, quoted)),
             }
         }
+        // The rarest words tell scopes apart the most, and ranking costs a
+        // step per row matched: words are ranked rarest first, within budget.
+        kept.sort();
+        let mut budget = RANKED_ROWS;
+        let kept: Vec<String> = kept
+            .into_iter()
+            .enumerate()
+            .take_while(|(i, (held, _))| {
+                let fits = *i == 0 || *held <= budget;
+                budget -= held;
+                fits
+            })
+            .map(|(_, (_, quoted))| quoted)
+            .collect();
         let mentioned = self.mentioned_ids(text)?;
         let wanted = limit.saturating_add(mentioned.len()).min(i64::MAX as usize) as i64;
         let (query, ranked) = match (kept.is_empty(), common.is_empty()) {
@@ -377,10 +435,7 @@ impl Catalog {
                 .map(|id| (*id, scored[id])),
         );
         order.truncate(limit);
-        order
-            .into_iter()
-            .map(|(id, score)| Ok((self.row(id)?, score)))
-            .collect()
+        Ok(order)
     }
 
     /// (scope id, slug word count) of the rows whose slug words all occur in
@@ -430,11 +485,15 @@ pub struct Rebuild {
 
 impl Rebuild {
     /// Opens the catalog of `root` for writing (creating it when missing,
-    /// replacing a file that is not an SQLite database), waits for other
-    /// writers, begins the transaction and removes every row.
+    /// replacing a file that is not an SQLite database or is in another
+    /// format), waits for other writers, begins the transaction and removes
+    /// every row.
     pub fn begin(root: &Path) -> anyhow::Result<Rebuild> {
         let conn = match open_writer(root) {
-            Err(e) if error_code(&e) == kts_record::ErrorCode::Corrupt => {
+            Err(e)
+                if error_code(&e) == kts_record::ErrorCode::Corrupt
+                    || e.downcast_ref::<OtherFormat>().is_some() =>
+            {
                 remove_catalog(root)?;
                 open_writer(root)?
             }
@@ -464,6 +523,22 @@ impl Rebuild {
     }
 }
 
+/// A catalog written in another format: a rebuild replaces it.
+#[derive(Debug)]
+struct OtherFormat(u32);
+
+impl std::fmt::Display for OtherFormat {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "catalog format {}, this kts writes format {FORMAT_VERSION}: rebuild it with kts-catalog",
+            self.0
+        )
+    }
+}
+
+impl std::error::Error for OtherFormat {}
+
 /// Opens (creating when needed) the catalog for writing.
 fn open_writer(root: &Path) -> anyhow::Result<Connection> {
     let path = catalog_path(root);
@@ -483,10 +558,7 @@ fn open_writer(root: &Path) -> anyhow::Result<Connection> {
                 ))
                 .map_err(anyhow::Error::from),
             Ok(FORMAT_VERSION) => Ok(()),
-            Ok(other) => Err(anyhow::anyhow!(
-                "catalog format {other}, this kts writes format {FORMAT_VERSION}: \
-                 remove the file and rebuild it"
-            )),
+            Ok(other) => Err(OtherFormat(other).into()),
             Err(e) => Err(e),
         };
         match created {
@@ -554,7 +626,7 @@ fn insert_row(conn: &Connection, row: &CatalogRow, anchor: bool) -> anyhow::Resu
     let slug_words = slug_words(&row.slug);
     conn.prepare_cached(&format!(
         "INSERT INTO scopes ({ROW_COLUMNS}, cataloged_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, {NOW})"
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, {NOW})"
     ))?
     .execute(params![
         row.slug,
@@ -565,6 +637,7 @@ fn insert_row(conn: &Connection, row: &CatalogRow, anchor: bool) -> anyhow::Resu
         json(&row.years),
         json(&row.entities),
         json(&row.keywords),
+        json(&row.titles),
         row.model_id,
         row.last_indexed,
     ])
@@ -589,8 +662,8 @@ fn insert_row(conn: &Connection, row: &CatalogRow, anchor: bool) -> anyhow::Resu
     }
     let years: Vec<String> = row.years.iter().map(i32::to_string).collect();
     conn.prepare_cached(
-        "INSERT INTO scopes_fts (rowid, slug, folder, doc_types, entities, keywords, years)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        "INSERT INTO scopes_fts (rowid, slug, folder, doc_types, entities, keywords, years, titles)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
     )?
     .execute(params![
         id,
@@ -600,6 +673,7 @@ fn insert_row(conn: &Connection, row: &CatalogRow, anchor: bool) -> anyhow::Resu
         row.entities.join(". "),
         row.keywords.join(" "),
         years.join(" "),
+        row.titles.join(". "),
     ])?;
     Ok(())
 }
@@ -663,8 +737,9 @@ fn row_from_sql(r: &rusqlite::Row) -> rusqlite::Result<CatalogRow> {
         years: list(r.get(5)?),
         entities: list(r.get(6)?),
         keywords: list(r.get(7)?),
-        model_id: r.get(8)?,
-        last_indexed: r.get(9)?,
+        titles: list(r.get(8)?),
+        model_id: r.get(9)?,
+        last_indexed: r.get(10)?,
     })
 }
 

@@ -19,8 +19,8 @@ use kts_cli::{Exit, JsonlWriter, Messages};
 use kts_record::{ScopeRecord, schema_id};
 
 pub use catalog::{
-    CATALOG_FILE, COMMON_ROWS, Catalog, FORMAT_VERSION, Rebuild, ScopeFailure, Summary,
-    catalog_path,
+    CATALOG_FILE, COMMON_ROWS, Catalog, FORMAT_VERSION, RANKED_ROWS, Rebuild, ScopeFailure,
+    Summary, catalog_path,
 };
 pub use scope::{TOP, read_scope, years_in};
 
@@ -44,6 +44,11 @@ pub struct CatalogRow {
     /// The graph's keywords the most documents use, else the title words and
     /// document keywords the most documents have (at most [`TOP`]).
     pub keywords: Vec<String>,
+    /// The documents' distinct titles, in path order (at most [`TITLES`]):
+    /// what a scope's documents call it ("MLMI 2007-FF4 Monthly Remittance
+    /// Report") when its folder name says it otherwise. Searched, not listed
+    /// in kts.scope/1 records.
+    pub titles: Vec<String>,
     /// The embedding model of the index; `None` for a keyword-only index.
     pub model_id: Option<String>,
     /// The store's `meta.updated`: when its index last changed.
@@ -95,7 +100,7 @@ Once the catalog exists, kts-index updates the row of the scope it indexed.
 --list writes every row as a kts.scope/1 record on stdout; --search TEXT
 writes the best matching scopes first, with a score: the scopes whose slug
 words all occur in TEXT first, then by BM25 over each row's words (in a
-large catalog, words half the scopes hold or more are left out).
+large catalog, words a quarter of the scopes hold or more are left out).
 
 Example:
   mkdir -p kb && cp -r docs kb/handbook

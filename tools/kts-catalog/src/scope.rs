@@ -13,6 +13,9 @@ use crate::CatalogRow;
 /// Entities and keywords a row keeps.
 pub const TOP: usize = 20;
 
+/// Document titles a row keeps.
+pub const TITLES: usize = 100;
+
 /// Reads the row of one scope of `root` from its store (`SCOPE/.kts/kts.db`),
 /// in one read transaction so that every figure describes the same state.
 /// Fails when the store cannot be read (missing, corrupt, unfinished first
@@ -63,6 +66,7 @@ fn read(root: &Path, entry: &ScopeEntry, store: &Store) -> anyhow::Result<Catalo
         years: scanned.years,
         entities,
         keywords,
+        titles: scanned.titles,
         model_id: meta.model_id,
         last_indexed: meta.updated,
     })
@@ -119,12 +123,16 @@ struct Scanned {
     years: Vec<i32>,
     /// Title words and the documents' own keywords, used by the most documents.
     keywords: Vec<String>,
+    /// The first distinct titles, by path.
+    titles: Vec<String>,
 }
 
 fn scan_documents(conn: &Connection) -> anyhow::Result<Scanned> {
     let mut years = BTreeSet::new();
     let mut words: HashMap<String, usize> = HashMap::new();
-    let mut statement = conn.prepare("SELECT path, title, metadata FROM documents")?;
+    let mut titles: Vec<String> = Vec::new();
+    let mut statement =
+        conn.prepare("SELECT path, title, metadata FROM documents ORDER BY path")?;
     let mut rows = statement.query([])?;
     while let Some(row) = rows.next()? {
         let path: String = row.get(0)?;
@@ -133,6 +141,9 @@ fn scan_documents(conn: &Connection) -> anyhow::Result<Scanned> {
         let metadata: Value = serde_json::from_str(&metadata).unwrap_or(Value::Null);
         years.extend(years_in(&path));
         years.extend(years_in(&title));
+        if titles.len() < TITLES && !title.trim().is_empty() && !titles.contains(&title) {
+            titles.push(title.clone());
+        }
         let strings = |key: &str| -> Vec<String> {
             metadata
                 .get(key)
@@ -164,6 +175,7 @@ fn scan_documents(conn: &Connection) -> anyhow::Result<Scanned> {
     Ok(Scanned {
         years: years.into_iter().collect(),
         keywords: ranked.into_iter().take(TOP).map(|(w, _)| w).collect(),
+        titles,
     })
 }
 

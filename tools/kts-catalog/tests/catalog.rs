@@ -431,3 +431,132 @@ fn words_most_scopes_share_are_left_out_of_the_ranking() {
     let named = catalog.search("mortgage of deal 42", 3).unwrap();
     assert_eq!(named[0].0.slug, "deal_42");
 }
+
+#[test]
+fn a_catalog_of_an_older_format_is_refused_then_replaced_by_a_rebuild() {
+    let root = root();
+    Catalog::rebuild(root.path()).unwrap();
+    let conn = rusqlite::Connection::open(catalog_path(root.path())).unwrap();
+    conn.execute(
+        "UPDATE catalog_meta SET value = '1' WHERE key = 'format_version'",
+        [],
+    )
+    .unwrap();
+    drop(conn);
+    let err = format!("{:#}", Catalog::open(root.path()).err().unwrap());
+    assert!(
+        err.contains("catalog format 1") && err.contains("kts-catalog"),
+        "{err}"
+    );
+    assert_eq!(Catalog::rebuild(root.path()).unwrap().scopes, 3);
+    let catalog = Catalog::open(root.path()).unwrap();
+    assert_eq!(catalog.scopes().unwrap().len(), 3);
+}
+
+#[test]
+fn document_titles_find_a_scope_its_folder_names_otherwise() {
+    let root = tempfile::tempdir().unwrap();
+    let mut rebuild = Rebuild::begin(root.path()).unwrap();
+    for (folder, title) in [
+        (
+            "merrill_lynch_2007_FF4",
+            "MLMI 2007-FF4 Monthly Remittance Report",
+        ),
+        ("MLMI 2006-FF4", "MLMI 2006-FF4 Monthly Remittance Report"),
+        (
+            "Merrill Lynch 2007-FF5",
+            "MLMI 2007-FF5 Monthly Remittance Report",
+        ),
+        ("Support", "Login troubleshooting"),
+    ] {
+        rebuild
+            .add(&CatalogRow {
+                slug: kts_store::scope_slug(folder),
+                path: folder.into(),
+                documents: 1,
+                titles: vec![title.into()],
+                ..CatalogRow::default()
+            })
+            .unwrap();
+    }
+    rebuild.commit().unwrap();
+    let catalog = Catalog::open(root.path()).unwrap();
+    let found = catalog
+        .search("the trigger event of MLMI 2007-FF4", 4)
+        .unwrap();
+    assert_eq!(found[0].0.slug, "merrill_lynch_2007_ff4", "{found:?}");
+    // The slugs alone, in the same order with the same scores.
+    let slugs_only = catalog
+        .search_slugs("the trigger event of MLMI 2007-FF4", 4)
+        .unwrap();
+    assert_eq!(
+        slugs_only,
+        found
+            .iter()
+            .map(|(row, score)| (row.slug.clone(), *score))
+            .collect::<Vec<_>>()
+    );
+    // Titles are searched, not listed.
+    assert_eq!(found[0].0.to_record(None).keywords, Vec::<String>::new());
+    // Listed as discover_scopes lists folders: by name, byte order.
+    let entries = catalog.scope_entries().unwrap();
+    assert_eq!(
+        entries
+            .iter()
+            .map(|e| (e.slug.as_str(), e.path.clone(), e.indexed))
+            .collect::<Vec<_>>(),
+        [
+            ("mlmi_2006_ff4", root.path().join("MLMI 2006-FF4"), true),
+            (
+                "merrill_lynch_2007_ff5",
+                root.path().join("Merrill Lynch 2007-FF5"),
+                true
+            ),
+            ("support", root.path().join("Support"), true),
+            (
+                "merrill_lynch_2007_ff4",
+                root.path().join("merrill_lynch_2007_FF4"),
+                true
+            ),
+        ]
+    );
+}
+
+#[test]
+fn a_search_ranks_its_rarest_words_within_a_budget_of_rows() {
+    let root = tempfile::tempdir().unwrap();
+    let budget = kts_catalog::RANKED_ROWS as usize;
+    let rows = 10 * budget;
+    let mut rebuild = Rebuild::begin(root.path()).unwrap();
+    for i in 0..rows {
+        // "ledger" in a fifth of the rows (under a quarter: not common, but
+        // more than the budget), "audit" in 3 (team_5 also holds "ledger").
+        let mut keywords = Vec::new();
+        if i % 5 == 0 {
+            keywords.push("ledger".to_string());
+        }
+        if [5, 6, 7].contains(&i) {
+            keywords.push("audit".into());
+        }
+        rebuild
+            .add(&CatalogRow {
+                slug: format!("team_{i}"),
+                path: format!("Team {i}"),
+                keywords,
+                ..CatalogRow::default()
+            })
+            .unwrap();
+    }
+    rebuild.commit().unwrap();
+    let catalog = Catalog::open(root.path()).unwrap();
+    // "ledger" alone would pass the budget after "audit": only "audit" ranks,
+    // so the rows holding both score no higher than the others with "audit".
+    let found = catalog.search("ledger audit", 10).unwrap();
+    let mut slugs: Vec<&str> = found.iter().map(|(row, _)| row.slug.as_str()).collect();
+    slugs.sort();
+    assert_eq!(slugs, ["team_5", "team_6", "team_7"], "{found:?}");
+    // The rarest word is ranked even over the budget.
+    let found = catalog.search("ledger", 3).unwrap();
+    assert_eq!(found.len(), 3);
+    assert!(found.iter().all(|(_, score)| *score > 0.0));
+}

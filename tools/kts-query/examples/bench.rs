@@ -12,6 +12,15 @@
 //!   bench recall SCOPE [QUERIES] vector top-10 from vectors.bin and from sqlite-vec,
 //!                               timed, with recall@10 against an exact f32 scan; the
 //!                               queries are QUERIES' embeddings, else 200 stored vectors
+//!   bench fanout ROOT QUESTIONS [kts-query flags]
+//!                               asks each question's text of the knowledge root in one
+//!                               process, as `kts-query ROOT --batch` does (routed, embedded
+//!                               by the model unless --mode bm25, fanned out): p50/p95
+//!   bench route ROOT QUESTIONS  routes each question of QUESTIONS (routing_questions.py's
+//!                               {"scope", "naming", "text"} lines) over the knowledge
+//!                               root as kts-query does: time per question (p50/p95) and,
+//!                               per naming, how often the named scope is the first
+//!                               routed, is routed at all, and how many scopes are asked
 //!
 //! Vectors are random, so figures are about speed, not quality.
 
@@ -47,9 +56,12 @@ fn main() -> anyhow::Result<()> {
         Some("recall") if args.len() == 2 || args.len() == 3 => {
             recall(Path::new(&args[1]), args.get(2).map(Path::new))
         }
+        Some("fanout") if args.len() >= 3 => fanout(&args[1], Path::new(&args[2]), &args[3..]),
+        Some("route") if args.len() == 3 => route(Path::new(&args[1]), Path::new(&args[2])),
         _ => anyhow::bail!(
             "usage: bench stream N CORPUS OUT | query SCOPE QUERIES [FLAGS] | floor VECTORS QUERIES \
-             | build N CORPUS OUT [--no-vectors] | recall SCOPE [QUERIES]"
+             | build N CORPUS OUT [--no-vectors] | recall SCOPE [QUERIES] \
+             | fanout ROOT QUESTIONS [FLAGS] | route ROOT QUESTIONS"
         ),
     }
 }
@@ -375,4 +387,129 @@ fn dot(a: &[f32], b: &[f32]) -> f32 {
         }
     }
     acc.iter().sum()
+}
+
+/// Times routing, embedding and the fan-out of each question, in one
+/// process whose model stays loaded (the first question, which loads it, is
+/// not counted).
+fn fanout(root: &str, questions: &Path, flags: &[String]) -> anyhow::Result<()> {
+    let argv = ["kts-query", root, "--batch"]
+        .into_iter()
+        .map(String::from)
+        .chain(flags.iter().cloned());
+    let args = kts_query::Args::try_parse_from(argv)?;
+    let messages = kts_cli::Messages::new("bench");
+    let mut searcher = kts_query::federation::RootSearcher::open(&args, &messages)?;
+    let mut ms = Vec::new();
+    let mut scopes = 0;
+    for q in read_queries(questions)? {
+        let started = Instant::now();
+        let route = searcher.route(&q.text)?;
+        let hits = searcher.search(&route, None)?;
+        ms.push(started.elapsed().as_secs_f64() * 1e3);
+        scopes = route.scopes.len();
+        std::hint::black_box(hits);
+    }
+    ms.remove(0);
+    report(
+        &format!("fan-out over {scopes} scopes {}", flags.join(" ")),
+        ms,
+    );
+    Ok(())
+}
+
+/// How the questions of one naming were routed.
+#[derive(Default)]
+struct Routed {
+    questions: usize,
+    first: usize,
+    among: usize,
+    scopes_asked: usize,
+    refused: usize,
+}
+
+/// Routes every question as `kts-query ROOT "question"` would (the root
+/// opened once, as one process would).
+fn route(root: &Path, questions: &Path) -> anyhow::Result<()> {
+    let started = Instant::now();
+    let folders = kts_store::discover_scopes(root)?.scopes.len();
+    let read_folders = started.elapsed();
+    let args = kts_query::Args::try_parse_from([
+        "kts-query".into(),
+        root.as_os_str().to_owned(),
+        "--batch".into(),
+    ])?;
+    let messages = kts_cli::Messages::new("bench");
+    let started = Instant::now();
+    let mut searcher = kts_query::federation::RootSearcher::open(&args, &messages)?;
+    println!(
+        "{folders} scope folders, read in {:.1} ms; the root opened from its catalog in {:.1} ms",
+        read_folders.as_secs_f64() * 1e3,
+        started.elapsed().as_secs_f64() * 1e3
+    );
+    let catalog = kts_catalog::Catalog::open(root)?;
+    let mut by_naming: std::collections::BTreeMap<String, Routed> = Default::default();
+    let mut ms = Vec::new();
+    let mut slowest: Option<(f64, String)> = None;
+    let mut catalog_ms = Vec::new();
+    for line in std::io::BufReader::new(std::fs::File::open(questions)?).lines() {
+        let q: Value = serde_json::from_str(&line?)?;
+        let (text, scope) = (q["text"].as_str(), q["scope"].as_str());
+        let (Some(text), Some(scope)) = (text, scope) else {
+            anyhow::bail!("{}: a line without text or scope", questions.display());
+        };
+        let naming = q["naming"].as_str().unwrap_or("any").to_string();
+        let started = Instant::now();
+        let routed = searcher.route(text);
+        let took = started.elapsed().as_secs_f64() * 1e3;
+        ms.push(took);
+        let started = Instant::now();
+        std::hint::black_box(catalog.search_slugs(text, 101)?);
+        catalog_ms.push(started.elapsed().as_secs_f64() * 1e3);
+        if slowest.as_ref().is_none_or(|(most, _)| took > *most) {
+            slowest = Some((took, text.to_string()));
+        }
+        let tally = by_naming.entry(naming).or_default();
+        tally.questions += 1;
+        match routed {
+            Ok(r) => {
+                tally.first += usize::from(r.scopes.first().is_some_and(|s| s.slug == scope));
+                tally.among += usize::from(r.scopes.iter().any(|s| s.slug == scope));
+                tally.scopes_asked += r.scopes.len();
+            }
+            Err(_) => tally.refused += 1,
+        }
+    }
+    report("route", ms);
+    report(
+        "of which a catalog search (whether used or not)",
+        catalog_ms,
+    );
+    if let Some((took, text)) = slowest {
+        println!("slowest: {took:.1} ms for {text:?}");
+    }
+    let mut all = Routed::default();
+    for (naming, t) in &by_naming {
+        print_routed(naming, t);
+        all.questions += t.questions;
+        all.first += t.first;
+        all.among += t.among;
+        all.scopes_asked += t.scopes_asked;
+        all.refused += t.refused;
+    }
+    print_routed("all", &all);
+    Ok(())
+}
+
+fn print_routed(naming: &str, t: &Routed) {
+    let share = |n: usize| 100.0 * n as f64 / t.questions.max(1) as f64;
+    println!(
+        "{naming:>10}: {} questions, named scope first {:.1}%, routed {:.1}%, \
+         {:.1} scopes asked on average, {} refused as too broad",
+        t.questions,
+        share(t.first),
+        share(t.among),
+        t.scopes_asked as f64 / (t.questions - t.refused).max(1) as f64,
+        t.refused
+    );
 }

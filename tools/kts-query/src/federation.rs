@@ -9,7 +9,7 @@ use std::path::Path;
 
 use kts_catalog::Catalog;
 use kts_cli::{JsonlWriter, Messages};
-use kts_record::{HitRecord, ScopeCountRecord};
+use kts_record::{ErrorCode, HitRecord, ScopeCountRecord};
 use kts_store::{ScopeEntry, Scopes, discover_scopes};
 
 use crate::words::lowercase_words;
@@ -28,20 +28,40 @@ pub struct Route {
 
 /// Why a question cannot be routed: exit status 2 with this message.
 #[derive(Debug)]
-pub struct RouteError(pub String);
+pub enum RouteError {
+    /// `/slug` or `--scope` names no indexed scope.
+    UnknownScope(String),
+    /// The question would go to more than `--max-scopes` scopes.
+    TooBroad(String),
+    Other(String),
+}
 
 impl std::fmt::Display for RouteError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
+        match self {
+            RouteError::UnknownScope(m) | RouteError::TooBroad(m) | RouteError::Other(m) => {
+                f.write_str(m)
+            }
+        }
     }
 }
 
 impl std::error::Error for RouteError {}
 
-/// Whether `dir` is a knowledge root rather than a scope.
+/// Whether `dir` is a knowledge root rather than a scope: it has a catalog,
+/// or a sub-folder with an index.
 pub fn is_root(dir: &Path) -> bool {
-    !kts_store::is_scope(dir)
-        && discover_scopes(dir).is_ok_and(|found| found.scopes.iter().any(|s| s.indexed))
+    if kts_store::is_scope(dir) {
+        return false;
+    }
+    if kts_catalog::catalog_path(dir).is_file() {
+        return true;
+    }
+    std::fs::read_dir(dir).is_ok_and(|entries| {
+        entries
+            .flatten()
+            .any(|entry| entry.path().is_dir() && kts_store::is_scope(&entry.path()))
+    })
 }
 
 /// Splits the leading `/word` tokens off a question: `/hr /policy how many
@@ -60,6 +80,11 @@ pub fn scope_prefix(question: &str) -> (Vec<String>, String) {
     (names, rest.to_string())
 }
 
+/// A scope the catalog matches with less than this share of the best
+/// match's score is not asked: a question naming a deal also matches, less
+/// well, every deal sharing one of its words.
+pub const CATALOG_SHARE_OF_BEST: f64 = 0.5;
+
 /// The scopes a question goes to.
 pub fn route(
     found: &Scopes,
@@ -75,7 +100,7 @@ pub fn route(
             .find(|s| s.slug == slug.to_lowercase())
             .map(|s| (*s).clone())
             .ok_or_else(|| {
-                RouteError(format!(
+                RouteError::UnknownScope(format!(
                     "no indexed scope {slug:?} in this knowledge root (--list-scopes lists them)"
                 ))
             })
@@ -83,7 +108,7 @@ pub fn route(
     let (prefix, rest) = scope_prefix(question);
     if !prefix.is_empty() {
         if prefix.len() > 2 {
-            return Err(RouteError(format!(
+            return Err(RouteError::Other(format!(
                 "at most /scope /doctype before the question, not {} names",
                 prefix.len()
             )));
@@ -127,11 +152,13 @@ pub fn route(
     }
     if let Some(catalog) = catalog {
         let matches = catalog
-            .search(question, max_scopes + 1)
-            .map_err(|e| RouteError(format!("cannot search the catalog: {e:#}")))?;
+            .search_slugs(question, max_scopes + 1)
+            .map_err(|e| RouteError::Other(format!("cannot search the catalog: {e:#}")))?;
+        let best = matches.first().map_or(0.0, |(_, score)| *score);
         let scopes: Vec<ScopeEntry> = matches
             .iter()
-            .filter_map(|(row, _)| indexed.iter().find(|s| s.slug == row.slug))
+            .filter(|(_, score)| *score >= best * CATALOG_SHARE_OF_BEST)
+            .filter_map(|(slug, _)| indexed.iter().find(|s| s.slug == *slug))
             .map(|s| (*s).clone())
             .collect();
         if scopes.len() > max_scopes {
@@ -164,7 +191,7 @@ pub fn route(
 }
 
 fn too_many(why: &str, max_scopes: usize) -> RouteError {
-    RouteError(format!(
+    RouteError::TooBroad(format!(
         "the question is too broad: {why}, more than --max-scopes {max_scopes}: \
          name a scope (/slug question or --scope SLUG), add words, or raise --max-scopes"
     ))
@@ -178,10 +205,9 @@ fn slugs(scopes: &[ScopeEntry]) -> String {
         .join(", ")
 }
 
-/// Answers one question over a knowledge root.
+/// Answers a question, or `--batch` questions, over a knowledge root.
 pub fn run(args: &Args, messages: &Messages, out: &mut JsonlWriter) -> anyhow::Result<()> {
     let one_scope_only = [
-        ("--batch", args.batch),
         ("--context", args.context),
         ("--evidence", args.evidence.is_some()),
         ("--explain", args.explain),
@@ -193,48 +219,171 @@ pub fn run(args: &Args, messages: &Messages, out: &mut JsonlWriter) -> anyhow::R
             args.dir.display()
         );
     }
-    let found = discover_scopes(&args.dir)?;
     if args.list_scopes {
-        return list_scopes(args, messages, &found, out);
+        return list_scopes(args, messages, &discover_scopes(&args.dir)?, out);
     }
+    let mut root = RootSearcher::open(args, messages)?;
     let Some(question) = &args.question else {
-        anyhow::bail!("no question given");
+        return crate::for_each_batch_query(messages, |query, id| {
+            let route = match root.route(&query.text) {
+                Ok(route) => route,
+                Err(e) => {
+                    messages.reject(&format!("query {id}"), ErrorCode::BadRecord, &e.to_string());
+                    return Ok(());
+                }
+            };
+            let given = query.embedding.map(|vector| (vector, query.model));
+            let hits = root.search(&route, given)?;
+            emit(out, args.format, &hits, Some(id), true)
+        });
     };
-    for (slug, paths) in &found.collisions {
-        messages.warn(&format!(
-            "{} folders have the slug {slug}: {} (the later ones get _2, _3, ...)",
-            paths.len(),
-            paths
-                .iter()
-                .map(|p| p.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
+    let route = match args.count_by_scope {
+        true => root.every_scope(question)?,
+        false => root.route(question)?,
+    };
+    if !args.quiet {
+        messages.info(&format!(
+            "asking {} scope(s) ({})",
+            route.scopes.len(),
+            route.how
         ));
     }
-    let catalog = open_catalog(&args.dir, messages);
-    let route = route(
-        &found,
-        question,
-        &args.scope,
-        args.max_scopes,
-        catalog.as_ref(),
-    )?;
-    messages.info(&format!(
-        "asking {} scope(s) ({})",
-        route.scopes.len(),
-        route.how
-    ));
     if args.count_by_scope {
         return count_by_scope(args, messages, &route, out);
     }
-    let mut hits = search_scopes(args, messages, &route)?;
-    if let Some(min) = args.min_confidence {
-        hits.retain(|h| h.confidence.is_some_and(|c| c >= min));
-        if hits.is_empty() {
-            messages.warn(&format!("no result reaches confidence {min}"));
+    let hits = root.search(&route, None)?;
+    emit(out, args.format, &hits, None, true)
+}
+
+/// A knowledge root opened for questions: its scopes, its catalog, and the
+/// model that embeds the questions, loaded for the first one that needs it
+/// and kept for the next.
+pub struct RootSearcher<'a> {
+    args: &'a Args,
+    messages: &'a Messages,
+    found: Scopes,
+    /// Whether `found` was read from the catalog rather than from the folders.
+    listed_by_catalog: bool,
+    catalog: Option<Catalog>,
+    embedder: QuestionEmbedder,
+}
+
+impl<'a> RootSearcher<'a> {
+    /// Opens the root's catalog and takes the scopes it lists; without a
+    /// catalog, finds them in the root's folders (reporting slug collisions).
+    /// Reading 10,000 folders costs about 100 ms, the catalog's list 10.
+    pub fn open(args: &'a Args, messages: &'a Messages) -> anyhow::Result<RootSearcher<'a>> {
+        let catalog = open_catalog(&args.dir, messages);
+        let listed = match &catalog {
+            Some(catalog) => catalog
+                .scope_entries()
+                .inspect_err(|e| messages.warn(&format!("the catalog is not used: {e:#}")))
+                .ok(),
+            None => None,
+        };
+        let mut root = RootSearcher {
+            listed_by_catalog: listed.is_some(),
+            found: Scopes {
+                scopes: listed.unwrap_or_default(),
+                collisions: Default::default(),
+            },
+            catalog,
+            args,
+            messages,
+            embedder: QuestionEmbedder::default(),
+        };
+        if !root.listed_by_catalog {
+            root.discover()?;
+        }
+        Ok(root)
+    }
+
+    /// Finds the scopes in the root's folders.
+    fn discover(&mut self) -> anyhow::Result<()> {
+        self.found = discover_scopes(&self.args.dir)?;
+        self.listed_by_catalog = false;
+        for (slug, paths) in &self.found.collisions {
+            self.messages.warn(&format!(
+                "{} folders have the slug {slug}: {} (the later ones get _2, _3, ...)",
+                paths.len(),
+                paths
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        Ok(())
+    }
+
+    /// The scopes a question goes to (see [`route`]). A scope asked by a
+    /// slug the catalog does not list (indexed since, without updating it)
+    /// is looked for in the root's folders.
+    pub fn route(&mut self, question: &str) -> Result<Route, RouteError> {
+        let routed = self.route_among_found(question);
+        match routed {
+            Err(RouteError::UnknownScope(_)) if self.listed_by_catalog => {
+                self.discover()
+                    .map_err(|e| RouteError::Other(format!("{e:#}")))?;
+                self.route_among_found(question)
+            }
+            routed => routed,
         }
     }
-    emit(out, args.format, &hits, None)
+
+    fn route_among_found(&self, question: &str) -> Result<Route, RouteError> {
+        route(
+            &self.found,
+            question,
+            &self.args.scope,
+            self.args.max_scopes,
+            self.catalog.as_ref(),
+        )
+    }
+
+    /// Every indexed scope, or those the question names by `/slug` or
+    /// `--scope` (`--count-by-scope` looks everywhere: it is no search).
+    pub fn every_scope(&mut self, question: &str) -> Result<Route, RouteError> {
+        if !self.args.scope.is_empty() || !scope_prefix(question).0.is_empty() {
+            return self.route(question);
+        }
+        Ok(Route {
+            scopes: self
+                .found
+                .scopes
+                .iter()
+                .filter(|s| s.indexed)
+                .cloned()
+                .collect(),
+            doc_type: None,
+            question: question.to_string(),
+            how: "every scope".into(),
+        })
+    }
+
+    /// The merged hits of the route's scopes, after `--min-confidence`; the
+    /// question is embedded here unless its embedding is given.
+    pub fn search(
+        &mut self,
+        route: &Route,
+        given: Option<(Vec<f32>, Option<String>)>,
+    ) -> anyhow::Result<Vec<HitRecord>> {
+        let given = match given {
+            Some(given) => Some(given),
+            None => self.embedder.embed(self.args, self.messages, route)?,
+        };
+        let mut hits = search_scopes(self.args, self.messages, route, given)?;
+        if let Some(min) = self.args.min_confidence {
+            hits.retain(|h| h.confidence.is_some_and(|c| c >= min));
+            if hits.is_empty() {
+                self.messages.warn(&format!(
+                    "no result for {:?} reaches confidence {min}",
+                    route.question
+                ));
+            }
+        }
+        Ok(hits)
+    }
 }
 
 /// The root's catalog, when it has one (a broken one is reported and ignored).
@@ -374,16 +523,14 @@ fn in_parallel<T: Send>(
     results.into_iter().map(|(_, r)| r).collect()
 }
 
-/// Each scope searched in parallel, the question embedded once; the hits merged.
+/// Each scope searched in parallel for the question (embedded once, by the
+/// caller); the hits merged.
 fn search_scopes(
     args: &Args,
     messages: &Messages,
     route: &Route,
+    given: Option<(Vec<f32>, Option<String>)>,
 ) -> anyhow::Result<Vec<HitRecord>> {
-    let given = match args.mode {
-        Mode::Bm25 => None,
-        _ => question_vector(args, messages, route)?,
-    };
     let results = in_parallel(&route.scopes, |scope| {
         search_one(args, scope, route, given.clone())
     });
@@ -400,23 +547,39 @@ fn search_scopes(
     Ok(merge(lists, args.top_k))
 }
 
-/// The question's embedding, by the model of the first scope that can be
-/// opened (every scope must share it; one that does not is skipped).
-fn question_vector(
-    args: &Args,
-    messages: &Messages,
-    route: &Route,
-) -> anyhow::Result<Option<(Vec<f32>, Option<String>)>> {
-    for scope in &route.scopes {
-        let mut scope_args = scope_args(args, scope, route);
-        // One question: the model loads for a quick start.
-        scope_args.batch = false;
-        match Searcher::open(&scope_args, messages) {
-            Ok(mut searcher) => return searcher.embed_question(&route.question),
-            Err(e) => messages.warn(&format!("scope {} skipped: {e:#}", scope.slug)),
+/// Embeds questions with the model of the scopes asked: every scope of a
+/// root must share it (one that does not is skipped when searched). The
+/// model is loaded once, for a quick start with one question and fully
+/// optimised with `--batch`, and kept for the next question.
+#[derive(Default)]
+struct QuestionEmbedder {
+    searcher: Option<Searcher>,
+}
+
+impl QuestionEmbedder {
+    fn embed(
+        &mut self,
+        args: &Args,
+        messages: &Messages,
+        route: &Route,
+    ) -> anyhow::Result<Option<(Vec<f32>, Option<String>)>> {
+        if args.mode == Mode::Bm25 {
+            return Ok(None);
+        }
+        if self.searcher.is_none() {
+            self.searcher = route.scopes.iter().find_map(|scope| {
+                let mut scope_args = scope_args(args, scope, route);
+                scope_args.batch = args.batch;
+                Searcher::open(&scope_args, messages)
+                    .inspect_err(|e| messages.warn(&format!("scope {} skipped: {e:#}", scope.slug)))
+                    .ok()
+            });
+        }
+        match &mut self.searcher {
+            Some(searcher) => searcher.embed_question(&route.question),
+            None => Ok(None),
         }
     }
-    Ok(None)
 }
 
 fn scope_args(args: &Args, scope: &ScopeEntry, route: &Route) -> Args {

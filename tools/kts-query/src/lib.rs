@@ -69,14 +69,19 @@ any, then \"## Relevant Passages\", each cited.
 DIR may be a knowledge root, a folder whose sub-folders are scopes (slugs
 from their names: lowercase, spaces and hyphens to _). \"/slug question\" or
 --scope SLUG asks that scope only, \"/slug /doctype question\" also filters
-by doc type; a question naming a scope's slug words goes to it; any other
-fans out to every scope in parallel (more than --max-scopes: exit 2). Hits
-are merged by RRF and name their scope; a scope that fails is skipped with
-a warning.
+by doc type; a question naming every word of a scope's slug goes to it;
+otherwise, when the root has a catalog (kts-catalog ROOT), to the scopes the
+catalog matches with at least half the best match's score; else to every
+scope. All in parallel; more than --max-scopes: exit 2. Hits are merged by
+RRF and name their scope (in text, before the path); a scope that fails is
+skipped with a warning. --list-scopes lists the scopes, --count-by-scope
+counts the documents of each holding every word of the question.
 
 --batch reads {\"id\": \"q1\", \"text\": \"...\"} lines on stdin (optionally
 with a precomputed \"embedding\" and its \"model\") and adds `query_id` to
-each hit; the model is loaded once.
+each hit; the model is loaded once. On a knowledge root each question is
+routed on its own; one that cannot be (an unknown scope, too broad) is
+reported and fails alone.
 
 --evidence ANSWER (a Markdown file, or - for stdin) checks an answer against
 the scope instead: each sentence of 4 words or more (outside headings, code
@@ -294,7 +299,7 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         }
         Some(question) => {
             let hits = answer(&mut searcher, &args, &messages, &mut out, question, None)?;
-            emit(&mut out, args.format, &hits, None)?;
+            emit(&mut out, args.format, &hits, None, false)?;
         }
         None => run_batch(&mut searcher, &mut out, &args, &messages)?,
     }
@@ -346,7 +351,7 @@ fn probability(text: &str) -> Result<f64, String> {
 
 /// One `--batch` input line.
 #[derive(Deserialize)]
-struct BatchQuery {
+pub(crate) struct BatchQuery {
     id: serde_json::Value,
     text: String,
     #[serde(default)]
@@ -361,6 +366,20 @@ fn run_batch(
     args: &Args,
     messages: &Messages,
 ) -> anyhow::Result<()> {
+    for_each_batch_query(messages, |query, id| {
+        let given = query.embedding.map(|e| (e, query.model));
+        let hits = answer(searcher, args, messages, out, &query.text, given)?;
+        emit(out, args.format, &hits, Some(id), false)
+    })
+}
+
+/// Reads `--batch` lines from stdin and calls `answer_one` with each query
+/// and its id (a string id as is, any other JSON value as JSON); a line
+/// that is not a query is reported and skipped.
+fn for_each_batch_query(
+    messages: &Messages,
+    mut answer_one: impl FnMut(BatchQuery, &str) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
     let mut lines = std::io::stdin().lines();
     let mut number = 0;
     while let Some(line) = lines.next().transpose()? {
@@ -368,11 +387,14 @@ fn run_batch(
         if line.trim().is_empty() {
             continue;
         }
-        let at = format!("stdin:{number}");
         let query: BatchQuery = match serde_json::from_str(&line) {
             Ok(query) => query,
             Err(e) => {
-                messages.reject(&at, ErrorCode::BadRecord, &e.to_string());
+                messages.reject(
+                    &format!("stdin:{number}"),
+                    ErrorCode::BadRecord,
+                    &e.to_string(),
+                );
                 continue;
             }
         };
@@ -380,18 +402,19 @@ fn run_batch(
             serde_json::Value::String(s) => s.clone(),
             other => other.to_string(),
         };
-        let given = query.embedding.map(|e| (e, query.model));
-        let hits = answer(searcher, args, messages, out, &query.text, given)?;
-        emit(out, args.format, &hits, Some(&id))?;
+        answer_one(query, &id)?;
     }
     Ok(())
 }
 
+/// Writes hits as records or text; `with_scope` puts each hit's scope before
+/// its citation in text (answers from many scopes).
 fn emit(
     out: &mut JsonlWriter,
     format: OutputFormat,
     hits: &[HitRecord],
     query_id: Option<&str>,
+    with_scope: bool,
 ) -> anyhow::Result<()> {
     match format {
         OutputFormat::Jsonl => {
@@ -408,7 +431,7 @@ fn emit(
                 writeln!(text, "query {id}")?;
             }
             for hit in hits {
-                write_text(&mut text, hit)?;
+                write_text(&mut text, hit, with_scope)?;
             }
             if hits.is_empty() {
                 writeln!(text, "no results")?;

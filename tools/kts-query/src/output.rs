@@ -13,9 +13,13 @@ pub struct BatchHit<'a> {
     pub query_id: &'a str,
 }
 
-/// `--format text`: rank, score, citation and a snippet, for humans.
-pub fn write_text(out: &mut impl Write, hit: &HitRecord) -> std::io::Result<()> {
-    let mut citation = hit.path.clone();
+/// `--format text`: rank, score, citation (after the scope's slug, with
+/// `with_scope`) and a snippet, for humans.
+pub fn write_text(out: &mut impl Write, hit: &HitRecord, with_scope: bool) -> std::io::Result<()> {
+    let mut citation = match with_scope {
+        true => format!("{}: {}", hit.scope, hit.path),
+        false => hit.path.clone(),
+    };
     if !hit.heading_path.is_empty() {
         citation.push('#');
         citation.push_str(&hit.heading_path.join(" > "));

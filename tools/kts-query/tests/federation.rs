@@ -238,9 +238,65 @@ fn count_by_scope_says_in_how_many_scopes_and_where() {
         assert_eq!(count["documents"], 1);
         assert_eq!(count["paths"], serde_json::json!(["psa.md"]));
     }
+    // Counting looks at every scope, whatever --max-scopes.
+    let (output, all) = ask(
+        root(),
+        "distribution date",
+        "--count-by-scope --max-scopes 1",
+    );
+    assert!(output.status.success());
+    assert_eq!(all, counts);
     // Every word must be there: the help desk has "date" but not "distribution".
     let (_, narrowed) = ask(root(), "/support distribution date", "--count-by-scope");
     assert!(narrowed.is_empty(), "{narrowed:#?}");
+}
+
+#[test]
+fn batch_questions_over_a_root_are_routed_one_by_one() {
+    let output = kts_tests::shell(&format!(
+        r#"kts-query '{}' --batch --mode bm25 <<'EOF'
+{{"id": "named", "text": "determination date of Bear Stearns 2006-HE2"}}
+{{"id": "unknown", "text": "/nowhere determination date"}}
+{{"id": 3, "text": "printer error E-5"}}
+EOF"#,
+        root().display()
+    ));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    // The unknown scope fails its query alone: the exit status says one failed.
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("query unknown") && stderr.contains("nowhere"),
+        "{stderr}"
+    );
+    let found: Vec<Value> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let scopes_for = |id: &str| -> Vec<&str> {
+        found
+            .iter()
+            .filter(|h| h["query_id"] == id)
+            .map(|h| h["scope"].as_str().unwrap())
+            .collect()
+    };
+    assert!(!scopes_for("named").is_empty());
+    assert!(
+        scopes_for("named")
+            .iter()
+            .all(|s| *s == "bear_stearns_2006_he2")
+    );
+    assert!(scopes_for("unknown").is_empty());
+    assert_eq!(scopes_for("3").first(), Some(&"support"));
+}
+
+#[test]
+fn text_results_from_a_root_name_their_scope() {
+    let output = kts_tests::succeeded(kts_tests::shell(&format!(
+        "kts-query '{}' '/bear_stearns_2006_he1 determination date' --mode bm25 --format text",
+        root().display()
+    )));
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(text.contains("bear_stearns_2006_he1: psa.md"), "{text}");
 }
 
 #[test]
@@ -342,4 +398,61 @@ fn scopes_are_listed_and_the_catalog_routes_questions() {
     assert_eq!(row["documents"], 2);
     let entities = row["entities"].to_string().to_lowercase();
     assert!(entities.contains("payrollservice"), "{row:#}");
+}
+
+#[test]
+fn the_catalog_sends_a_question_to_the_scopes_matching_it_best() {
+    let payroll =
+        |city: &str| format!("# Salary runs\n\nSalaries are paid on the 25th in {city}.\n");
+    let travel = "# Trips\n\nTrain tickets are booked through the travel desk.\n".to_string();
+    let rooms = "# Meeting rooms\n\nRooms are booked in the calendar.\n".to_string();
+    let root = small_root(&[
+        ("Payroll Berlin", &payroll("Berlin")),
+        ("Payroll Madrid", &payroll("Madrid")),
+        ("Payroll Paris", &payroll("Paris")),
+        ("Travel Berlin", &travel),
+        ("Travel Lisbon", &travel),
+        ("Facilities Rome", &rooms),
+        ("Facilities Oslo", &rooms),
+        ("Facilities Vienna", &rooms),
+    ]);
+    kts_tests::succeeded(kts_tests::shell(&format!(
+        "kts-catalog '{}' --quiet",
+        root.path().display()
+    )));
+    // Berlin is in two slugs, salaries in three scopes' titles: the scope
+    // with both, and the other Berlin one (a slug word weighs the most), are
+    // asked; the other payrolls match too little.
+    let (output, found) = ask(root.path(), "when are Berlin salaries paid", "");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("the catalog matches 2"), "{stderr}");
+    assert_eq!(found[0]["scope"], "payroll_berlin");
+    assert!(
+        found
+            .iter()
+            .all(|h| ["payroll_berlin", "travel_berlin"].contains(&h["scope"].as_str().unwrap())),
+        "{found:#?}"
+    );
+}
+
+#[test]
+fn a_scope_the_catalog_does_not_list_yet_is_found_by_its_slug() {
+    let root = small_root(&[(
+        "Payroll",
+        "# Salary runs\n\nSalaries are paid on the 25th.\n",
+    )]);
+    kts_tests::succeeded(kts_tests::shell(&format!(
+        "kts-catalog '{}' --quiet",
+        root.path().display()
+    )));
+    // A copy of an indexed scope: its index was not built here, so nothing
+    // told the catalog.
+    kts_tests::succeeded(kts_tests::shell(&format!(
+        "cp -r '{0}/Payroll' '{0}/Payroll Copy'",
+        root.path().display()
+    )));
+    let (output, found) = ask(root.path(), "/payroll_copy salaries", "");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert_eq!(scopes_of(&found), ["payroll_copy"]);
 }
