@@ -187,7 +187,7 @@ fn a_broken_scope_is_skipped_and_the_others_answer() {
 }
 
 #[test]
-fn a_hybrid_fan_out_embeds_the_question_once_for_every_scope() {
+fn a_hybrid_fan_out_embeds_the_question_once_and_skips_a_scope_of_another_model() {
     let root = tempfile::tempdir().unwrap();
     for (scope, text) in [
         (
@@ -220,6 +220,30 @@ fn a_hybrid_fan_out_embeds_the_question_once_for_every_scope() {
     let mut scopes = scopes_of(&found);
     scopes.sort();
     assert_eq!(scopes, ["hr", "it"]);
+
+    // A scope indexed with another model is reported and skipped.
+    let store = rusqlite::Connection::open(root.path().join("it/.kts/kts.db")).unwrap();
+    store
+        .execute(
+            "UPDATE meta SET value = 'another-model' WHERE key = 'model_id'",
+            [],
+        )
+        .unwrap();
+    drop(store);
+    let output = kts_tests::succeeded(kts_tests::shell(&format!(
+        "kts-query '{}' 'how many vacation days do staff get'",
+        root.path().display()
+    )));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("scope it skipped") && stderr.contains("another-model"),
+        "{stderr}"
+    );
+    let found: Vec<Value> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(scopes_of(&found), ["hr"]);
 }
 
 #[test]
