@@ -18,7 +18,8 @@
 # A failed scope does not stop the others (its failure is recorded, so -k is
 # not needed); the summary at the end names it and make exits non-zero.
 # ROOT/.kts-reindex/ holds scopes.list, results.tsv (one line per scope:
-# result, seconds, folder, detail) and summary.txt of the last run.
+# result, seconds, folder, detail) and summary.txt of the last run. A root
+# without a catalog (ROOT/.kts-catalog.db) gets one at the end of the run.
 
 SHELL := bash
 .SHELLFLAGS := -euo pipefail -c
@@ -73,6 +74,12 @@ all: $(SCOPES)
 		awk -F'\t' '$$1 == "reindexed" && ++n <= 20 { printf "  reindexed: %s: %s\n", $$3, $$4 }
 			END { if (n > 20) printf "  ... and %d more reindexed (see %s)\n", n - 20, FILENAME }' "$$results"
 	} | tee '$(STATE)/summary.txt'
+	# The first run builds the root's catalog, which routes questions asked
+	# of the root (kts-query ROOT); kts-index keeps it current from then on.
+	if [[ ! -f '$(ROOT_ABS)/.kts-catalog.db' ]]; then
+		{ '$(KTS)/kts-catalog' '$(ROOT_ABS)' --quiet 2>&1 || true; } | sed 's/^/  /' \
+			| tee -a '$(STATE)/summary.txt'
+	fi
 	((failed == 0))
 
 # (Bash builtins where possible: with 10,000 scopes, the forks of a run where

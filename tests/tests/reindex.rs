@@ -169,6 +169,13 @@ fn a_knowledge_root_is_reindexed_incrementally_scope_by_scope() {
         summary(root)
     );
     assert!(text(&run.stdout).contains("3 reindexed, 0 unchanged, 0 failed"));
+    // The root's catalog is built once, for routing questions.
+    assert!(
+        summary(root).contains("kts-catalog: 3 scopes cataloged"),
+        "{}",
+        summary(root)
+    );
+    assert!(root.join(".kts-catalog.db").is_file());
     assert_eq!(found(&alpha, "marmoset"), ["leave.md"]);
     assert_eq!(found(&alpha, "wombat"), ["notes/travel.md"]);
     assert_eq!(found(&beta, "axolotl"), ["deploy.txt"]);
@@ -193,6 +200,7 @@ fn a_knowledge_root_is_reindexed_incrementally_scope_by_scope() {
         ],
     );
     assert!(summary(root).contains("0 reindexed, 3 unchanged, 0 failed"));
+    assert!(!summary(root).contains("kts-catalog"), "built only once");
     let after: Vec<_> = [&alpha, &beta, &gamma].map(|s| written(s)).to_vec();
     assert_eq!(before, after, "a run with nothing to do wrote a store");
 
