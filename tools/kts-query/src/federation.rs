@@ -193,7 +193,8 @@ pub fn route(
 fn too_many(why: &str, max_scopes: usize) -> RouteError {
     RouteError::TooBroad(format!(
         "the question is too broad: {why}, more than --max-scopes {max_scopes}: \
-         name a scope (/slug question or --scope SLUG), add words, or raise --max-scopes"
+         name a scope (/slug question or --scope SLUG), add words, or raise --max-scopes \
+         (--count-by-scope tells in which scopes its words are)"
     ))
 }
 
