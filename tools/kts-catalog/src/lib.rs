@@ -22,7 +22,7 @@ pub use catalog::{
     CATALOG_FILE, COMMON_ROWS, Catalog, FORMAT_VERSION, RANKED_ROWS, Rebuild, ScopeFailure,
     Summary, catalog_path,
 };
-pub use scope::{TOP, read_scope, years_in};
+pub use scope::{TITLES, TOP, read_scope, years_in};
 
 /// One scope of a knowledge root, as the catalog describes it.
 #[derive(Clone, Debug, Default, PartialEq)]

@@ -57,7 +57,7 @@ fn main() -> anyhow::Result<()> {
             recall(Path::new(&args[1]), args.get(2).map(Path::new))
         }
         Some("fanout") if args.len() >= 3 => fanout(&args[1], Path::new(&args[2]), &args[3..]),
-        Some("route") if args.len() == 3 => route(Path::new(&args[1]), Path::new(&args[2])),
+        Some("route") if args.len() == 3 => route(&args[1], Path::new(&args[2])),
         _ => anyhow::bail!(
             "usage: bench stream N CORPUS OUT | query SCOPE QUERIES [FLAGS] | floor VECTORS QUERIES \
              | build N CORPUS OUT [--no-vectors] | recall SCOPE [QUERIES] \
@@ -320,13 +320,18 @@ fn report(label: &str, mut ms: Vec<f64>) {
     );
 }
 
-/// Times `Searcher::search` per query, in one process, as `kts-query --batch` runs it.
-fn query(scope: &str, queries: &Path, flags: &[String]) -> anyhow::Result<()> {
-    let argv = ["kts-query", scope, "--batch"]
+/// kts-query's settings for `kts-query DIR --batch FLAGS`.
+fn batch_args(dir: &str, flags: &[String]) -> anyhow::Result<kts_query::Args> {
+    let argv = ["kts-query", dir, "--batch"]
         .into_iter()
         .map(String::from)
         .chain(flags.iter().cloned());
-    let args = kts_query::Args::try_parse_from(argv)?;
+    Ok(kts_query::Args::try_parse_from(argv)?)
+}
+
+/// Times `Searcher::search` per query, in one process, as `kts-query --batch` runs it.
+fn query(scope: &str, queries: &Path, flags: &[String]) -> anyhow::Result<()> {
+    let args = batch_args(scope, flags)?;
     let messages = kts_cli::Messages::new("bench");
     let mut searcher = kts_query::Searcher::open(&args, &messages)?;
     let mut ms = Vec::new();
@@ -393,11 +398,7 @@ fn dot(a: &[f32], b: &[f32]) -> f32 {
 /// process whose model stays loaded (the first question, which loads it, is
 /// not counted).
 fn fanout(root: &str, questions: &Path, flags: &[String]) -> anyhow::Result<()> {
-    let argv = ["kts-query", root, "--batch"]
-        .into_iter()
-        .map(String::from)
-        .chain(flags.iter().cloned());
-    let args = kts_query::Args::try_parse_from(argv)?;
+    let args = batch_args(root, flags)?;
     let messages = kts_cli::Messages::new("bench");
     let mut searcher = kts_query::federation::RootSearcher::open(&args, &messages)?;
     let mut ms = Vec::new();
@@ -430,15 +431,11 @@ struct Routed {
 
 /// Routes every question as `kts-query ROOT "question"` would (the root
 /// opened once, as one process would).
-fn route(root: &Path, questions: &Path) -> anyhow::Result<()> {
+fn route(root: &str, questions: &Path) -> anyhow::Result<()> {
     let started = Instant::now();
-    let folders = kts_store::discover_scopes(root)?.scopes.len();
+    let folders = kts_store::discover_scopes(Path::new(root))?.scopes.len();
     let read_folders = started.elapsed();
-    let args = kts_query::Args::try_parse_from([
-        "kts-query".into(),
-        root.as_os_str().to_owned(),
-        "--batch".into(),
-    ])?;
+    let args = batch_args(root, &[])?;
     let messages = kts_cli::Messages::new("bench");
     let started = Instant::now();
     let mut searcher = kts_query::federation::RootSearcher::open(&args, &messages)?;
@@ -447,7 +444,7 @@ fn route(root: &Path, questions: &Path) -> anyhow::Result<()> {
         read_folders.as_secs_f64() * 1e3,
         started.elapsed().as_secs_f64() * 1e3
     );
-    let catalog = kts_catalog::Catalog::open(root)?;
+    let catalog = kts_catalog::Catalog::open(Path::new(root))?;
     let mut by_naming: std::collections::BTreeMap<String, Routed> = Default::default();
     let mut ms = Vec::new();
     let mut slowest: Option<(f64, String)> = None;

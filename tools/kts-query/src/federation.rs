@@ -60,7 +60,7 @@ pub fn is_root(dir: &Path) -> bool {
     std::fs::read_dir(dir).is_ok_and(|entries| {
         entries
             .flatten()
-            .any(|entry| entry.path().is_dir() && kts_store::is_scope(&entry.path()))
+            .any(|entry| kts_store::is_scope(&entry.path()))
     })
 }
 

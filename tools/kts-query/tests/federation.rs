@@ -71,11 +71,16 @@ fn ask(root: &Path, question: &str, flags: &str) -> (Output, Vec<Value>) {
         "kts-query '{}' '{question}' --mode bm25 {flags}",
         root.display()
     ));
-    let hits = String::from_utf8_lossy(&output.stdout)
+    let hits = records(&output);
+    (output, hits)
+}
+
+/// The JSON lines a command wrote on stdout.
+fn records(output: &Output) -> Vec<Value> {
+    String::from_utf8_lossy(&output.stdout)
         .lines()
         .map(|line| serde_json::from_str(line).unwrap())
-        .collect();
-    (output, hits)
+        .collect()
 }
 
 fn hits(question: &str, flags: &str) -> Vec<Value> {
@@ -211,10 +216,7 @@ fn a_hybrid_fan_out_embeds_the_question_once_and_skips_a_scope_of_another_model(
         "kts-query '{}' 'how many vacation days do staff get'",
         root.path().display()
     )));
-    let found: Vec<Value> = String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect();
+    let found = records(&output);
     assert_eq!(found[0]["scope"], "hr", "{found:#?}");
     assert!(found[0]["signals"]["vector"]["score"].as_f64().unwrap() > 0.3);
     let mut scopes = scopes_of(&found);
@@ -239,10 +241,7 @@ fn a_hybrid_fan_out_embeds_the_question_once_and_skips_a_scope_of_another_model(
         stderr.contains("scope it skipped") && stderr.contains("another-model"),
         "{stderr}"
     );
-    let found: Vec<Value> = String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect();
+    let found = records(&output);
     assert_eq!(scopes_of(&found), ["hr"]);
 }
 
@@ -292,10 +291,7 @@ EOF"#,
         stderr.contains("query unknown") && stderr.contains("nowhere"),
         "{stderr}"
     );
-    let found: Vec<Value> = String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect();
+    let found = records(&output);
     let scopes_for = |id: &str| -> Vec<&str> {
         found
             .iter()
@@ -371,10 +367,7 @@ fn scopes_are_listed_and_the_catalog_routes_questions() {
             "kts-query '{}' --list-scopes",
             root.display()
         )));
-        String::from_utf8_lossy(&output.stdout)
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect()
+        records(&output)
     };
     let read_directly = list(root.path());
     let slugs: Vec<&str> = read_directly
