@@ -9,6 +9,7 @@ use std::sync::Arc;
 use anyhow::Context as _;
 use crossbeam_channel::{RecvTimeoutError, bounded, unbounded};
 use kts_cli::JsonlReader;
+use kts_record::scope_path::{self, ResolveError};
 use kts_record::{DocRecord, ErrorCode, ErrorRecord, FileRecord, detect_format};
 use serde_json::Value;
 
@@ -124,13 +125,21 @@ fn convert_file(file: &FileRecord, settings: &Settings) -> Output {
 
 fn try_convert_file(file: &FileRecord, settings: &Settings) -> Result<DocRecord, ConvertError> {
     let root = scope_root(file, settings);
-    let doc_id = metadata::doc_id(&file.path);
+    let file = &FileRecord {
+        path: scope_path::normalize(&file.path)
+            .map_err(|e| ConvertError::new(ErrorCode::UnsafePath, e.0))?,
+        ..file.clone()
+    };
+    let full_path = scope_path::resolve_in_scope(&root, &file.path).map_err(|e| match e {
+        ResolveError::Unsafe(why) => ConvertError::new(ErrorCode::UnsafePath, why.0),
+        ResolveError::Io(why) => ConvertError::new(ErrorCode::Io, why),
+    })?;
+    let doc_id = scope_path::doc_id(&file.path);
     if settings.use_store
         && let Some(doc) = store::cached(&root, &doc_id, &file.sha256)
     {
         return Ok(doc);
     }
-    let full_path = root.join(&file.path);
     let bytes = std::fs::read(&full_path).map_err(|e| {
         ConvertError::new(
             ErrorCode::Io,

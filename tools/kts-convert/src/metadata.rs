@@ -7,15 +7,9 @@ use std::sync::LazyLock;
 use kts_record::{DocRecord, FileRecord, Format, ImageRef, schema_id};
 use regex::Regex;
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 
 use crate::formats::Converted;
-use crate::images::{Image, hex, media_type};
-
-/// A document's id: stable for its path within the scope, whatever its content.
-pub fn doc_id(path: &str) -> String {
-    hex(&Sha256::digest(path.as_bytes()))[..16].to_string()
-}
+use crate::images::{Image, media_type};
 
 /// Builds the `kts.doc/1` record of a converted file.
 pub fn describe(
@@ -570,12 +564,5 @@ mod tests {
             keywords("Retention", text)[..3],
             ["retention", "archive", "rules"]
         );
-    }
-
-    #[test]
-    fn doc_ids_are_stable_per_path() {
-        assert_eq!(doc_id("a/b.md"), doc_id("a/b.md"));
-        assert_ne!(doc_id("a/b.md"), doc_id("a/c.md"));
-        assert_eq!(doc_id("a/b.md").len(), 16);
     }
 }

@@ -343,3 +343,72 @@ fn many_documents_on_many_threads_keep_their_input_order() {
     let expected: Vec<String> = (0..60).map(|i| format!("Doc {i}")).collect();
     assert_eq!(titles, expected);
 }
+
+#[test]
+fn records_naming_files_outside_the_scope_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let (scope, outside) = (dir.path().join("scope"), dir.path().join("outside"));
+    std::fs::create_dir_all(scope.join("docs")).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(
+        outside.join("secret.md"),
+        "# Secret\n\nThe vault code is 0451.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        scope.join("docs/notes.md"),
+        "# Notes\n\nInside the scope.\n",
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(outside.join("secret.md"), scope.join("docs/link.md")).unwrap();
+
+    let with_path = |path: &str| {
+        let mut record = file_record(&scope, "docs/notes.md");
+        record["path"] = path.into();
+        record
+    };
+    let records = [
+        with_path("../outside/secret.md"),
+        with_path(outside.join("secret.md").to_str().unwrap()),
+        with_path("docs/link.md"),
+        with_path(".kts/kts.db"),
+        with_path("./docs/../docs/notes.md"),
+    ];
+    let (output, out) = convert(&records, &["--no-store"]);
+    assert_eq!(output.status.code(), Some(1));
+    let codes: Vec<&str> = out
+        .iter()
+        .map(|r| r["code"].as_str().unwrap_or("doc"))
+        .collect();
+    assert_eq!(
+        codes,
+        [
+            "unsafe-path",
+            "unsafe-path",
+            "unsafe-path",
+            "unsafe-path",
+            "doc"
+        ]
+    );
+    for record in &out {
+        assert!(!record.to_string().contains("0451"), "{record}");
+    }
+    assert!(
+        out[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("../outside/secret.md")
+    );
+    assert!(
+        out[2]["message"]
+            .as_str()
+            .unwrap()
+            .contains("symbolic link")
+    );
+    // A path inside the scope is taken in the form kts-crawl writes.
+    assert_eq!(out[4]["path"], "docs/notes.md");
+    assert_eq!(
+        out[4]["doc_id"],
+        kts_record::scope_path::doc_id("docs/notes.md")
+    );
+}

@@ -30,7 +30,7 @@ fn doc_schema() {
     metadata.insert("keywords".into(), json!(["leave", "holiday"]));
     check(DocRecord {
         schema: DocRecord::SCHEMA.into(),
-        doc_id: "policies-leave-docx".into(),
+        doc_id: "3f1a9c0e5b7d2a44".into(),
         path: "policies/leave.docx".into(),
         root: Some("/srv/scopes/hr".into()),
         title: "Annual leave policy".into(),
@@ -38,7 +38,7 @@ fn doc_schema() {
         format: Format::Docx,
         markdown: "# Annual leave policy\n\nStaff accrue 2.5 days per month.\n".into(),
         images: vec![ImageRef {
-            path: ".kts/documents/policies-leave-docx/images/ab12.png".into(),
+            path: ".kts/documents/3f1a9c0e5b7d2a44/images/ab12.png".into(),
             sha256: "ab12".into(),
             media_type: "image/png".into(),
         }],
@@ -50,8 +50,8 @@ fn doc_schema() {
 fn chunk_schema() {
     check(ChunkRecord {
         schema: ChunkRecord::SCHEMA.into(),
-        chunk_id: "policies-leave-docx#0-5e3a".into(),
-        doc_id: "policies-leave-docx".into(),
+        chunk_id: "5e3a0c1d2a3f4e67".into(),
+        doc_id: "3f1a9c0e5b7d2a44".into(),
         path: "policies/leave.docx".into(),
         index: 0,
         text: "Staff accrue 2.5 days per month.".into(),

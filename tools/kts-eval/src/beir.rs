@@ -6,7 +6,7 @@ use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
-use kts_record::{DocRecord, Format, schema_id};
+use kts_record::{DocRecord, Format, schema_id, scope_path};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
@@ -219,10 +219,11 @@ fn id_of(value: &Value) -> anyhow::Result<String> {
     }
 }
 
-/// The `kts.doc/1` record of one BEIR corpus entry: doc_id and path are the
-/// `_id`, the Markdown is `# <title>` then the text.
+/// The `kts.doc/1` record of one BEIR corpus entry: its path is the `_id`
+/// as one file name ([`path_of_id`]), its doc_id the one kts gives that path,
+/// the Markdown is `# <title>` then the text.
 pub fn doc_record(value: &Value) -> anyhow::Result<DocRecord> {
-    let id = id_of(value)?;
+    let path = path_of_id(&id_of(value)?);
     let title = value
         .get("title")
         .and_then(Value::as_str)
@@ -245,8 +246,8 @@ pub fn doc_record(value: &Value) -> anyhow::Result<DocRecord> {
     };
     Ok(DocRecord {
         schema: schema_id::DOC.into(),
-        doc_id: id.clone(),
-        path: id,
+        doc_id: scope_path::doc_id(&path),
+        path,
         root: None,
         title,
         doc_type: "GENERAL".into(),
@@ -255,6 +256,54 @@ pub fn doc_record(value: &Value) -> anyhow::Result<DocRecord> {
         images: Vec::new(),
         metadata,
     })
+}
+
+/// A corpus `_id` as a path inside the scope: one file name, never `.`, `..`
+/// or hidden, so any id is accepted downstream. `%`, `/` and a leading `.` are
+/// percent-encoded; [`id_of_path`] reverses it.
+pub fn path_of_id(id: &str) -> String {
+    let mut path = String::with_capacity(id.len());
+    for (i, c) in id.chars().enumerate() {
+        match c {
+            '%' => path.push_str("%25"),
+            '/' => path.push_str("%2F"),
+            '.' if i == 0 => path.push_str("%2E"),
+            '\0' => path.push_str("%00"),
+            _ => path.push(c),
+        }
+    }
+    if path.is_empty() {
+        path.push('%');
+    }
+    path
+}
+
+/// The corpus `_id` a hit's path names (see [`path_of_id`]).
+pub fn id_of_path(path: &str) -> String {
+    if path == "%" {
+        return String::new();
+    }
+    let mut id = String::with_capacity(path.len());
+    let mut rest = path;
+    while let Some(at) = rest.find('%') {
+        id.push_str(&rest[..at]);
+        let code = rest.get(at + 1..at + 3);
+        let decoded = match code {
+            Some("25") => '%',
+            Some("2F") => '/',
+            Some("2E") => '.',
+            Some("00") => '\0',
+            _ => {
+                id.push('%');
+                rest = &rest[at + 1..];
+                continue;
+            }
+        };
+        id.push(decoded);
+        rest = &rest[at + 3..];
+    }
+    id.push_str(rest);
+    id
 }
 
 /// The corpus, one `kts.doc/1` record per line.
@@ -320,8 +369,8 @@ mod tests {
             serde_json::from_str(r#"{"_id":"42","title":"A title","text":"Body.","metadata":{}}"#)
                 .unwrap();
         let doc = doc_record(&v).unwrap();
-        assert_eq!(doc.doc_id, "42");
         assert_eq!(doc.path, "42");
+        assert_eq!(doc.doc_id, scope_path::doc_id("42"));
         assert_eq!(doc.title, "A title");
         assert_eq!(doc.markdown, "# A title\n\nBody.\n");
         let json = serde_json::to_value(&doc).unwrap();
@@ -331,10 +380,34 @@ mod tests {
         let v: Value = serde_json::from_str(r#"{"_id":7,"text":"Only text."}"#).unwrap();
         let doc = doc_record(&v).unwrap();
         assert_eq!(
-            (doc.doc_id.as_str(), doc.markdown.as_str()),
+            (doc.path.as_str(), doc.markdown.as_str()),
             ("7", "Only text.\n")
         );
         assert!(doc_record(&serde_json::json!({"text": "x"})).is_err());
+    }
+
+    #[test]
+    fn every_id_becomes_one_file_name_and_back() {
+        for id in [
+            "42",
+            "MED-10",
+            "<dbpedia:AC/DC>",
+            "..",
+            ".",
+            "",
+            "100%",
+            "a%2Fb",
+            "x\0y",
+            ".kts",
+        ] {
+            let path = path_of_id(id);
+            assert_eq!(id_of_path(&path), id, "{id:?} → {path:?}");
+            assert_eq!(
+                scope_path::normalize(&path).as_deref(),
+                Ok(path.as_str()),
+                "{id:?}"
+            );
+        }
     }
 
     #[test]

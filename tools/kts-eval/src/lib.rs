@@ -27,13 +27,13 @@ Runs a BEIR data set (corpus.jsonl, queries.jsonl, qrels/SPLIT.tsv) through
 the real pipeline and reports, per mode, nDCG@10 (graded, as trec_eval),
 recall@100 and MRR@10, with the index time and the query time per query.
 
-Each corpus entry becomes a kts.doc/1 record (doc_id and path: its _id;
-markdown: \"# <title>\", a blank line, its text) fed to
-kts-chunk | kts-embed | kts-index WORK (kts-embed is left out when only bm25
-is asked). Then, per mode, the split's judged queries go to
-kts-query WORK --batch; each hit is matched to the judgments by its doc_id,
-which is the BEIR _id. Queries without any hit score 0. The tools are run from
-kts-eval's own folder.
+Each corpus entry becomes a kts.doc/1 record (path: its _id, with %, / and
+a leading dot percent-encoded; markdown: \"# <title>\", a blank line, its
+text) fed to kts-chunk | kts-embed | kts-index WORK (kts-embed is left out
+when only bm25 is asked). Then, per mode, the split's judged queries go to
+kts-query WORK --batch; each hit is matched to the judgments by its path,
+which names the BEIR _id. Queries without any hit score 0. The tools are run
+from kts-eval's own folder.
 
 WORK keeps the index (default: a folder named after the corpus digest in the
 temporary folder): a later run on the same corpus, with the same tools and

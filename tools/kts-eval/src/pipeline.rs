@@ -375,7 +375,8 @@ pub struct Run {
 #[derive(Deserialize)]
 struct BatchHit {
     query_id: Value,
-    doc_id: String,
+    /// The corpus `_id`, encoded as in [`crate::beir::path_of_id`].
+    path: String,
     #[serde(default)]
     rank: Option<usize>,
     #[serde(default)]
@@ -470,10 +471,12 @@ pub fn read_hits(
             confidence: hit.confidence,
             features: kts_query::rank::confidence::features_of(signals, rank),
         };
-        ranked
-            .entry(query)
-            .or_default()
-            .push((rank, n, hit.doc_id, confidence));
+        ranked.entry(query).or_default().push((
+            rank,
+            n,
+            crate::beir::id_of_path(&hit.path),
+            confidence,
+        ));
     }
     for (query, mut hits) in ranked {
         hits.sort_by_key(|(rank, line, _, _)| (*rank, *line));
@@ -649,12 +652,12 @@ mod tests {
     #[test]
     fn hits_are_grouped_by_query_and_ordered_by_rank() {
         let out = [
-            r#"{"schema":"kts.hit/1","query_id":"q1","rank":2,"doc_id":"b","score":0.5}"#,
-            r#"{"schema":"kts.hit/1","query_id":"q1","rank":1,"doc_id":"a","score":0.9}"#,
-            r#"{"schema":"kts.hit/1","query_id":7,"rank":1,"doc_id":"c","score":0.9}"#,
+            r#"{"schema":"kts.hit/1","query_id":"q1","rank":2,"path":"b","score":0.5}"#,
+            r#"{"schema":"kts.hit/1","query_id":"q1","rank":1,"path":"a","score":0.9}"#,
+            r#"{"schema":"kts.hit/1","query_id":7,"rank":1,"path":"c","score":0.9}"#,
             r#"{"schema":"kts.error/1","query_id":"q2","stage":"kts-query","path":"q2","code":"x","message":"boom"}"#,
-            r#"{"schema":"kts.hit/1","query_id":"zz","rank":1,"doc_id":"c","score":0.9}"#,
-            r#"{"schema":"kts.hit/1","rank":1,"doc_id":"c"}"#,
+            r#"{"schema":"kts.hit/1","query_id":"zz","rank":1,"path":"c","score":0.9}"#,
+            r#"{"schema":"kts.hit/1","rank":1,"path":"c"}"#,
             "not json",
             "",
         ]

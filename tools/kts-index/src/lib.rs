@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use clap::{CommandFactory, Parser};
 use kts_cli::{Exit, Incoming, JsonlReader, Messages};
+use kts_record::scope_path::{self, UnsafePath};
 use kts_record::{ChunkRecord, DocRecord, ErrorCode, FileRecord, FileStatus};
 use kts_store::{Applied, ChunkRow, DocumentRow, LockWait, Locked, ModelMismatch, Store};
 use serde_json::Value;
@@ -231,11 +232,22 @@ impl<'a> Indexer<'a> {
     fn on_doc(&mut self, value: Value, at: &str) -> anyhow::Result<()> {
         self.flush_pending()?;
         match serde_json::from_value::<DocRecord>(value.clone()) {
-            Ok(doc) => self.pending = Some(Pending::from_doc(doc)),
+            Ok(mut doc) => match scope_fields(&doc.path, &doc.doc_id) {
+                Ok(path) => {
+                    doc.path = path;
+                    self.pending = Some(Pending::from_doc(doc));
+                }
+                Err(why) => {
+                    self.reject(at, ErrorCode::UnsafePath, &why.0);
+                    let mut pending = Pending::minimal(&doc.doc_id);
+                    pending.poisoned = true;
+                    self.pending = Some(pending);
+                }
+            },
             Err(e) => {
                 self.reject(at, ErrorCode::BadRecord, &e.to_string());
                 if let Some(doc_id) = value.get("doc_id").and_then(Value::as_str) {
-                    let mut pending = Pending::minimal(doc_id, "");
+                    let mut pending = Pending::minimal(doc_id);
                     pending.poisoned = true;
                     self.pending = Some(pending);
                 }
@@ -249,7 +261,15 @@ impl<'a> Indexer<'a> {
         if self.pending.as_ref().map(|p| p.doc.doc_id.as_str()) != Some(doc_id) {
             self.flush_pending()?;
             let path = value.get("path").and_then(Value::as_str).unwrap_or("");
-            self.pending = Some(Pending::minimal(doc_id, path));
+            let mut pending = Pending::minimal(doc_id);
+            match scope_fields(path, doc_id) {
+                Ok(path) => pending.doc.path = path,
+                Err(why) => {
+                    self.reject(at, ErrorCode::UnsafePath, &why.0);
+                    pending.poisoned = true;
+                }
+            }
+            self.pending = Some(pending);
         }
         match serde_json::from_value::<ChunkRecord>(value) {
             Ok(chunk) => {
@@ -272,7 +292,14 @@ impl<'a> Indexer<'a> {
         match serde_json::from_value::<FileRecord>(value) {
             Ok(file) if file.status == FileStatus::Deleted => {
                 self.flush_pending()?;
-                if self.store.delete_path(&file.path)? {
+                let path = match scope_path::normalize(&file.path) {
+                    Ok(path) => path,
+                    Err(why) => {
+                        self.reject(at, ErrorCode::UnsafePath, &why.0);
+                        return Ok(());
+                    }
+                };
+                if self.store.delete_path(&path)? {
                     self.summary.deleted += 1;
                     self.count_document()?;
                 }
@@ -380,12 +407,12 @@ impl Pending {
         }
     }
 
-    /// A document known only from its chunks.
-    fn minimal(doc_id: &str, path: &str) -> Self {
+    /// A document known only from its chunks (its path is set once checked).
+    fn minimal(doc_id: &str) -> Self {
         Self {
             doc: DocumentRow {
                 doc_id: doc_id.into(),
-                path: if path.is_empty() { doc_id } else { path }.into(),
+                path: doc_id.into(),
                 doc_type: "GENERAL".into(),
                 metadata: Value::Object(Default::default()),
                 ..Default::default()
@@ -394,6 +421,13 @@ impl Pending {
             poisoned: false,
         }
     }
+}
+
+/// A record's path in the form kts gives it, once it and the doc_id are
+/// known to name a document inside the scope.
+fn scope_fields(path: &str, doc_id: &str) -> Result<String, UnsafePath> {
+    scope_path::check_doc_id(doc_id)?;
+    scope_path::normalize(path)
 }
 
 fn chunk_row(chunk: ChunkRecord) -> ChunkRow {

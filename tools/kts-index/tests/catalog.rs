@@ -7,13 +7,16 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 use kts_catalog::{Catalog, catalog_path};
+use kts_record::scope_path::doc_id;
 use serde_json::json;
 
-fn doc_lines(id: &str, title: &str, doc_type: &str) -> String {
-    let doc = json!({"schema": "kts.doc/1", "doc_id": id, "path": format!("{id}.md"),
+fn doc_lines(name: &str, title: &str, doc_type: &str) -> String {
+    let path = format!("{name}.md");
+    let id = doc_id(&path);
+    let doc = json!({"schema": "kts.doc/1", "doc_id": id, "path": path,
         "title": title, "doc_type": doc_type, "markdown": title});
-    let chunk = json!({"schema": "kts.chunk/1", "chunk_id": format!("c-{id}"), "doc_id": id,
-        "path": format!("{id}.md"), "index": 0, "text": title, "start": 0, "end": 1});
+    let chunk = json!({"schema": "kts.chunk/1", "chunk_id": format!("c-{name}"), "doc_id": id,
+        "path": path, "index": 0, "text": title, "start": 0, "end": 1});
     format!("{doc}\n{chunk}\n")
 }
 

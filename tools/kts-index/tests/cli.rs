@@ -4,14 +4,16 @@ use std::io::Write;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use kts_record::scope_path::doc_id;
 use kts_store::{Filters, Store};
 use serde_json::json;
 
 fn doc_lines(i: usize) -> String {
-    let doc = json!({"schema": "kts.doc/1", "doc_id": format!("d{i}"), "path": format!("{i}.md"),
+    let path = format!("{i}.md");
+    let doc = json!({"schema": "kts.doc/1", "doc_id": doc_id(&path), "path": path,
         "markdown": "x"});
-    let chunk = json!({"schema": "kts.chunk/1", "chunk_id": format!("c{i}"), "doc_id": format!("d{i}"),
-        "path": format!("{i}.md"), "index": 0, "text": format!("tunnel number {i}"), "start": 0, "end": 1});
+    let chunk = json!({"schema": "kts.chunk/1", "chunk_id": format!("c{i}"), "doc_id": doc_id(&path),
+        "path": path, "index": 0, "text": format!("tunnel number {i}"), "start": 0, "end": 1});
     format!("{doc}\n{chunk}\n")
 }
 
@@ -90,7 +92,7 @@ fn a_second_writer_waits_or_fails_and_readers_go_on() {
 #[test]
 fn chunks_without_their_document_are_indexed_and_errors_counted() {
     let dir = tempfile::tempdir().unwrap();
-    let chunk = json!({"schema": "kts.chunk/1", "chunk_id": "c1", "doc_id": "lonely",
+    let chunk = json!({"schema": "kts.chunk/1", "chunk_id": "c1", "doc_id": doc_id("notes/a.txt"),
         "path": "notes/a.txt", "index": 0, "text": "orphan chunk", "start": 0, "end": 12});
     let error = json!({"schema": "kts.error/1", "stage": "kts-convert", "path": "bad.pdf",
         "code": "corrupt", "message": "not a PDF"});
@@ -115,7 +117,7 @@ fn chunks_without_their_document_are_indexed_and_errors_counted() {
     let hit = &store.fetch_hits(&[hit[0].rowid]).unwrap()[0];
     assert_eq!(
         (hit.doc_id.as_str(), hit.path.as_str()),
-        ("lonely", "notes/a.txt")
+        (doc_id("notes/a.txt").as_str(), "notes/a.txt")
     );
 }
 
@@ -123,7 +125,7 @@ fn chunks_without_their_document_are_indexed_and_errors_counted() {
 fn a_second_model_is_refused_with_the_reindex_advice() {
     let dir = tempfile::tempdir().unwrap();
     let line = |id: &str, model: &str| {
-        json!({"schema": "kts.chunk/1", "chunk_id": id, "doc_id": id, "path": id, "index": 0,
+        json!({"schema": "kts.chunk/1", "chunk_id": id, "doc_id": doc_id(id), "path": id, "index": 0,
             "text": "t", "start": 0, "end": 1, "embedding": [0.6, 0.8], "model": model})
     };
     let run = |input: String, flags: &[&str]| {
@@ -153,9 +155,9 @@ fn a_second_model_is_refused_with_the_reindex_advice() {
 #[test]
 fn a_document_that_cannot_be_stored_fails_alone() {
     let dir = tempfile::tempdir().unwrap();
-    let doc =
-        json!({"schema": "kts.doc/1", "doc_id": "twice", "path": "twice.md", "markdown": "x"});
-    let chunk = json!({"schema": "kts.chunk/1", "chunk_id": "same", "doc_id": "twice",
+    let doc = json!({"schema": "kts.doc/1", "doc_id": doc_id("twice.md"), "path": "twice.md",
+        "markdown": "x"});
+    let chunk = json!({"schema": "kts.chunk/1", "chunk_id": "same", "doc_id": doc_id("twice.md"),
         "path": "twice.md", "index": 0, "text": "duplicated id", "start": 0, "end": 1});
     let input = format!("{doc}\n{chunk}\n{chunk}\n{}", doc_lines(1));
     let mut child = writer(dir.path(), &[]);
@@ -172,4 +174,54 @@ fn a_document_that_cannot_be_stored_fails_alone() {
     assert!(stderr.ends_with("1 added, 0 updated, 0 deleted, 0 unchanged, 1 failed\n"));
     let store = Store::open_read(dir.path()).unwrap();
     assert_eq!(store.counts().unwrap(), (1, 1));
+}
+
+#[test]
+fn records_naming_files_outside_the_scope_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let escaping = json!({"schema": "kts.doc/1", "doc_id": doc_id("/etc/passwd"),
+        "path": "/etc/passwd", "markdown": "x"});
+    let chunk = json!({"schema": "kts.chunk/1", "chunk_id": "p0", "doc_id": doc_id("/etc/passwd"),
+        "path": "/etc/passwd", "index": 0, "text": "root entry", "start": 0, "end": 1});
+    let bad_id = json!({"schema": "kts.chunk/1", "chunk_id": "x0", "doc_id": "../../../x",
+        "path": "x.md", "index": 0, "text": "traversal", "start": 0, "end": 1});
+    let deletion = json!({"schema": "kts.file/1", "path": "../1.md", "size": 0,
+        "mtime": "2026-01-01T00:00:00Z", "sha256": "", "format": "md", "status": "deleted"});
+    let input = format!(
+        "{}{escaping}\n{chunk}\n{bad_id}\n{deletion}\n{}",
+        doc_lines(1),
+        doc_lines(2)
+    );
+    let mut child = writer(dir.path(), &[]);
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.matches("unsafe-path").count(), 3, "{stderr}");
+    assert!(stderr.contains("\"/etc/passwd\" is absolute"), "{stderr}");
+    assert!(
+        stderr.contains("\"../../../x\" is not one kts gives"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("\"../1.md\" leaves the scope root"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.ends_with("2 added, 0 updated, 0 deleted, 0 unchanged, 3 failed\n"),
+        "{stderr}"
+    );
+    let store = Store::open_read(dir.path()).unwrap();
+    assert_eq!(store.counts().unwrap(), (2, 2));
+    assert!(
+        store
+            .search_bm25("traversal root", 5, &Filters::default())
+            .unwrap()
+            .is_empty()
+    );
 }

@@ -264,7 +264,7 @@ fn another_model_than_the_index_is_refused() {
 #[test]
 fn hybrid_on_a_lexical_index_falls_back_to_bm25() {
     let dir = tempfile::tempdir().unwrap();
-    let chunk = json!({"schema": "kts.chunk/1", "chunk_id": "c", "doc_id": "d", "path": "a.md",
+    let chunk = json!({"schema": "kts.chunk/1", "chunk_id": "c", "doc_id": common::doc_id("a.md"), "path": "a.md",
         "index": 0, "text": "the lexical only store", "start": 0, "end": 22});
     common::index_stream(dir.path(), &format!("{chunk}\n"));
     let (output, hits) = query(dir.path(), &["lexical"], "");

@@ -14,11 +14,12 @@ pub enum ErrorCode {
     TooLarge,
     ExternalReference,
     Timeout,
+    UnsafePath,
     Internal,
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 11] = [
+    pub const ALL: [ErrorCode; 12] = [
         Self::BadJson,
         Self::BadRecord,
         Self::Io,
@@ -29,6 +30,7 @@ impl ErrorCode {
         Self::TooLarge,
         Self::ExternalReference,
         Self::Timeout,
+        Self::UnsafePath,
         Self::Internal,
     ];
 
@@ -44,6 +46,7 @@ impl ErrorCode {
             Self::TooLarge => "too-large",
             Self::ExternalReference => "external-reference",
             Self::Timeout => "timeout",
+            Self::UnsafePath => "unsafe-path",
             Self::Internal => "internal",
         }
     }
@@ -62,6 +65,10 @@ impl ErrorCode {
                 "the document pulls in a local file by reference; it is never read"
             }
             Self::Timeout => "conversion took longer than the time limit",
+            Self::UnsafePath => {
+                "a record's path is absolute or leaves its scope (through '..' or a symbolic \
+                 link), or its doc_id is not one kts gives; nothing is read or written there"
+            }
             Self::Internal => "a converter failed unexpectedly (a bug: please report it)",
         }
     }

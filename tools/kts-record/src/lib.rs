@@ -8,6 +8,7 @@ mod error_code;
 mod format;
 mod query_records;
 mod records;
+pub mod scope_path;
 
 pub use error_code::ErrorCode;
 pub use format::{Format, detect_format};

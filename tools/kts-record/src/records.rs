@@ -82,9 +82,12 @@ pub struct DocRecord {
     #[schemars(extend("const" = "kts.doc/1"))]
     #[schemars(required)]
     pub schema: String,
-    /// Stable id of the document: derived from its path within the scope.
+    /// Stable id of the document: the first 16 hex digits of the SHA-256 of
+    /// its path (kts-index refuses any other form).
+    #[schemars(regex(pattern = r"^[0-9a-f]{16}$"))]
     pub doc_id: String,
-    /// Path relative to the scope root (or any identifier of the source).
+    /// Path relative to the scope root, `/`-separated; never absolute, never
+    /// leaving the scope through `..`, never inside `.kts/`.
     pub path: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub root: Option<String>,
@@ -123,6 +126,8 @@ pub struct ChunkRecord {
     pub schema: String,
     /// Stable id: the same text at the same place in the same document keeps its id.
     pub chunk_id: String,
+    /// The document's id (see `kts.doc/1`).
+    #[schemars(regex(pattern = r"^[0-9a-f]{16}$"))]
     pub doc_id: String,
     pub path: String,
     /// Position of the chunk within its document, from 0.

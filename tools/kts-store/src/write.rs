@@ -253,7 +253,8 @@ impl Store {
     /// Deletes a document by id, like [`Store::delete_path`].
     pub fn delete_document(&mut self, doc_id: &str) -> anyhow::Result<bool> {
         let deleted = self.delete_rows(doc_id)?;
-        if deleted && is_safe_folder_name(doc_id) {
+        // Only an id of kts's own form names a folder directly under .kts/documents.
+        if deleted && kts_record::scope_path::check_doc_id(doc_id).is_ok() {
             self.removed_folders.push(doc_id.to_string());
         }
         Ok(deleted)
@@ -410,12 +411,4 @@ impl Store {
 /// A vector as sqlite-vec reads it: little-endian f32s.
 pub(crate) fn f32_bytes(v: &[f32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
-}
-
-/// Ids that name a folder directly under `.kts/documents` and nothing else.
-fn is_safe_folder_name(doc_id: &str) -> bool {
-    !doc_id.is_empty()
-        && doc_id
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
 }

@@ -1,5 +1,6 @@
 //! The store's contract: whole documents, model guard, safe queries, filters.
 
+use kts_record::scope_path::doc_id;
 use kts_store::{Applied, ChunkRow, DocumentRow, Filters, LockWait, ModelMismatch, Store};
 
 fn doc(id: &str, path: &str, doc_type: &str) -> DocumentRow {
@@ -39,7 +40,7 @@ fn chunk(id: &str, index: usize, text: &str, embedding: Option<Vec<f32>>) -> Chu
 fn documents_are_replaced_whole_and_deleted_whole() {
     let dir = tempfile::tempdir().unwrap();
     let mut store = Store::open_writer(dir.path(), LockWait::NoWait).unwrap();
-    let d = doc("d1", "a.md", "POLICY");
+    let d = doc(&doc_id("a.md"), "a.md", "POLICY");
     let chunks = vec![
         chunk("c1", 0, "annual leave is 25 days", Some(unit(1, 8))),
         chunk("c2", 1, "sick leave needs a call", Some(unit(2, 8))),
@@ -69,12 +70,17 @@ fn documents_are_replaced_whole_and_deleted_whole() {
         1
     );
 
-    std::fs::create_dir_all(dir.path().join(".kts/documents/d1")).unwrap();
+    std::fs::create_dir_all(dir.path().join(".kts/documents").join(doc_id("a.md"))).unwrap();
     store.begin().unwrap();
     assert!(store.delete_path("a.md").unwrap());
     store.commit().unwrap();
     assert_eq!(store.counts().unwrap(), (0, 0));
-    assert!(!dir.path().join(".kts/documents/d1").exists());
+    assert!(
+        !dir.path()
+            .join(".kts/documents")
+            .join(doc_id("a.md"))
+            .exists()
+    );
     let vec_rows: i64 = store
         .connection()
         .query_row("SELECT count(*) FROM chunks_vec", [], |r| r.get(0))

@@ -12,14 +12,7 @@ pub fn models_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models")
 }
 
-/// As kts-convert names documents: the first 16 hex digits of sha256(path).
-pub fn doc_id(path: &str) -> String {
-    use sha2::Digest;
-    sha2::Sha256::digest(path.as_bytes())[..8]
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
+pub use kts_record::scope_path::doc_id;
 
 /// A fresh scope folder at `dir` holding `docs` (path, doc_type, Markdown),
 /// chunked, embedded and indexed.
