@@ -3,7 +3,7 @@ CARGO ?= cargo
 RELEASE := target/release
 SAMPLE := sample
 
-.PHONY: help models build demo test test-shared lint docs eval bench bench-embed bench-query bench-graph bench-reindex bench-federation bench-routing clean-sample
+.PHONY: help models mcp-client build demo test test-shared lint docs eval bench bench-embed bench-query bench-graph bench-reindex bench-federation bench-routing bench-mcp clean-sample
 
 help:
 	@echo "make demo         write the bundled sample to $(SAMPLE)/ and run the pipeline on it"
@@ -12,6 +12,7 @@ help:
 	@echo "make lint         cargo fmt --check and clippy with warnings as errors"
 	@echo "make docs         regenerate schemas/, man/ and completions/ from the code"
 	@echo "make models       fetch the embedding model and ONNX Runtime (checksums pinned)"
+	@echo "make mcp-client   install the Python MCP SDK the kts-mcp tests use as their client (pinned)"
 	@echo "make eval         retrieval quality on ../shared/eval/scifact (nDCG@10, recall@100, MRR@10)"
 	@echo "make bench        throughput benchmark of crawl | convert | chunk"
 	@echo "make bench-embed  embedding throughput against Python onnxruntime"
@@ -19,6 +20,7 @@ help:
 	@echo "make bench-graph  knowledge-graph build time and size against indexing"
 	@echo "make bench-reindex  batch reindex of a generated root of 10,000 scopes (SCOPES=N), keyword-only"
 	@echo "make bench-federation  a scoped query against one store holding everything; fan-out over 60 scopes"
+	@echo "make bench-mcp    warm search over kts-mcp (one client, 16 clients) against a cold kts-query, at 10k and 100k chunks"
 	@echo "make bench-routing  routing accuracy and time, and scoped answers, on a generated root of 10,000 scopes (SCOPES=N)"
 
 build:
@@ -31,9 +33,12 @@ demo: models build
 models:
 	models/fetch
 
+mcp-client:
+	tools/kts-mcp/tests/python/setup
+
 # Tests run against release builds: the demo, the evaluation and the benchmarks
 # use them too, so every dependency is compiled once, in one profile.
-test: models
+test: models mcp-client
 	$(CARGO) build --release --workspace --bins
 	$(CARGO) test --release --workspace
 
@@ -66,6 +71,9 @@ bench-graph: build
 SCOPES ?= 10000
 bench-reindex: build
 	pipelines/bench/reindex.sh $(SCOPES)
+
+bench-mcp: models build
+	pipelines/bench/mcp.sh
 
 bench-federation: models build
 	pipelines/bench/federation.sh

@@ -267,7 +267,7 @@ fn synthetic_rows(count: usize, rng: &mut fastrand::Rng) -> Vec<CatalogRow> {
 
 /// "Bear Stearns 2006-HE1" as a question might write it: sometimes lowercase.
 fn spoken_name(folder: &str) -> String {
-    if folder.len() % 2 == 0 {
+    if folder.len().is_multiple_of(2) {
         folder.to_lowercase()
     } else {
         folder.to_string()

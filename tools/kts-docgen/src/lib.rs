@@ -76,7 +76,7 @@ pub enum Rejects {
 }
 
 /// The tools, in pipeline order.
-pub const TOOLS: [Tool; 10] = [
+pub const TOOLS: [Tool; 11] = [
     Tool {
         name: "kts-crawl",
         command: kts_crawl::command,
@@ -116,6 +116,11 @@ pub const TOOLS: [Tool; 10] = [
         name: "kts-query",
         command: kts_query::command,
         rejects: Rejects::ReportedAndForwarded,
+    },
+    Tool {
+        name: "kts-mcp",
+        command: kts_mcp::command,
+        rejects: Rejects::Nothing,
     },
     Tool {
         name: "kts-eval",

@@ -159,7 +159,7 @@ fn without_quoted(example: &str) -> String {
 
 /// Whether every quote the line opens is closed: a wrapped example is not.
 fn quotes_balanced(line: &str) -> bool {
-    line.matches('\'').count() % 2 == 0 && line.matches('"').count() % 2 == 0
+    line.matches('\'').count().is_multiple_of(2) && line.matches('"').count().is_multiple_of(2)
 }
 
 fn run(command: &mut Command, dir: &Path) -> Output {

@@ -390,10 +390,10 @@ impl Extractor {
             }
         }
         for caps in self.double_quote.captures_iter(prose) {
-            if let Some(inner) = caps.get(1).or_else(|| caps.get(2)) {
-                if is_quotable_term(inner.as_str()) {
-                    out.extend(Candidate::pattern(EntityKind::Term, inner));
-                }
+            if let Some(inner) = caps.get(1).or_else(|| caps.get(2))
+                && is_quotable_term(inner.as_str())
+            {
+                out.extend(Candidate::pattern(EntityKind::Term, inner));
             }
         }
     }

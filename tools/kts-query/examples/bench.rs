@@ -333,7 +333,8 @@ fn batch_args(dir: &str, flags: &[String]) -> anyhow::Result<kts_query::Args> {
 fn query(scope: &str, queries: &Path, flags: &[String]) -> anyhow::Result<()> {
     let args = batch_args(scope, flags)?;
     let messages = kts_cli::Messages::new("bench");
-    let mut searcher = kts_query::Searcher::open(&args, &messages)?;
+    let mut searcher =
+        kts_query::Searcher::open(&args.dir, &args.request(), &args.model(), &messages)?;
     let mut ms = Vec::new();
     for q in read_queries(queries)? {
         let started = Instant::now();
@@ -400,7 +401,12 @@ fn dot(a: &[f32], b: &[f32]) -> f32 {
 fn fanout(root: &str, questions: &Path, flags: &[String]) -> anyhow::Result<()> {
     let args = batch_args(root, flags)?;
     let messages = kts_cli::Messages::new("bench");
-    let mut searcher = kts_query::federation::RootSearcher::open(&args, &messages)?;
+    let mut searcher = kts_query::federation::RootSearcher::open(
+        &args.dir,
+        &args.request(),
+        &args.model(),
+        &messages,
+    )?;
     let mut ms = Vec::new();
     let mut scopes = 0;
     for q in read_queries(questions)? {
@@ -438,7 +444,12 @@ fn route(root: &str, questions: &Path) -> anyhow::Result<()> {
     let args = batch_args(root, &[])?;
     let messages = kts_cli::Messages::new("bench");
     let started = Instant::now();
-    let mut searcher = kts_query::federation::RootSearcher::open(&args, &messages)?;
+    let mut searcher = kts_query::federation::RootSearcher::open(
+        &args.dir,
+        &args.request(),
+        &args.model(),
+        &messages,
+    )?;
     println!(
         "{folders} scope folders, read in {:.1} ms; the root opened from its catalog in {:.1} ms",
         read_folders.as_secs_f64() * 1e3,

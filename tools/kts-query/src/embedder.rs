@@ -1,31 +1,32 @@
-//! Query embeddings: the model the index was built with, loaded only when needed.
+//! Query embeddings: the model the index was built with, loaded only when
+//! needed and once per process, however many scopes and threads use it.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use anyhow::Context;
+use kts_embed::Embedder;
 use kts_store::{Meta, ModelMismatch, weights_differ};
 
-/// What vector search needs from an embedding model.
-pub trait QueryEmbedder {
-    fn model_id(&self) -> &str;
-    fn dims(&self) -> usize;
-    fn embed_query(&mut self, text: &str) -> anyhow::Result<Vec<f32>>;
+/// A loaded model, shared by every searcher that needs it.
+#[derive(Clone)]
+pub struct SharedModel {
+    embedder: Arc<Mutex<Embedder>>,
+    dims: usize,
+    sha256: Option<String>,
 }
 
-impl QueryEmbedder for kts_embed::Embedder {
-    fn model_id(&self) -> &str {
-        kts_embed::Embedder::model_id(self)
-    }
-    fn dims(&self) -> usize {
-        kts_embed::Embedder::dims(self)
-    }
-    fn embed_query(&mut self, text: &str) -> anyhow::Result<Vec<f32>> {
-        kts_embed::Embedder::embed_query(self, text)
+impl SharedModel {
+    /// The text's embedding (one at a time: the model runs on every core).
+    pub fn embed_query(&self, text: &str) -> anyhow::Result<Vec<f32>> {
+        lock(&self.embedder).embed_query(text)
     }
 }
 
-/// Where the model comes from.
-#[derive(Clone, Debug)]
+/// Where the model comes from, and the models this process has loaded
+/// (clones share them).
+#[derive(Clone)]
 pub struct ModelChoice {
     /// The model asked for; `None` means the index's own.
     pub model: Option<String>,
@@ -34,9 +35,25 @@ pub struct ModelChoice {
     pub threads: usize,
     /// Only one question will be embedded: load the model for a quick start.
     pub one_shot: bool,
+    loaded: Arc<Mutex<HashMap<String, SharedModel>>>,
 }
 
 impl ModelChoice {
+    pub fn new(
+        model: Option<String>,
+        models_dir: Option<PathBuf>,
+        threads: usize,
+        one_shot: bool,
+    ) -> Self {
+        ModelChoice {
+            model,
+            models_dir,
+            threads,
+            one_shot,
+            loaded: Arc::default(),
+        }
+    }
+
     fn models_dir(&self) -> anyhow::Result<PathBuf> {
         match &self.models_dir {
             Some(dir) => Ok(dir.clone()),
@@ -61,28 +78,57 @@ impl ModelChoice {
         Ok(())
     }
 
-    /// Loads the index's model.
-    pub fn load(&self, meta: &Meta, scope: &Path) -> anyhow::Result<Box<dyn QueryEmbedder>> {
+    /// The index's model, loaded at the first call for it.
+    pub fn load(&self, meta: &Meta, scope: &Path) -> anyhow::Result<SharedModel> {
         self.check(meta, scope)?;
         let id = meta
             .model_id
             .as_deref()
             .context("the index has no embeddings: use --mode bm25")?;
-        let mut embedder = kts_embed::Embedder::load(&self.models_dir()?, id, self.threads)
+        let model = {
+            let mut loaded = lock(&self.loaded);
+            match loaded.get(id) {
+                Some(model) => model.clone(),
+                None => {
+                    let model = self.load_model(id)?;
+                    loaded.insert(id.to_string(), model.clone());
+                    model
+                }
+            }
+        };
+        if Some(model.dims) != meta.dims
+            || weights_differ(meta.model_sha256.as_deref(), model.sha256.as_deref())
+        {
+            let mut error = mismatch(meta, scope, id, model.dims);
+            error.sha256 = model.sha256.clone();
+            return Err(error.into());
+        }
+        Ok(model)
+    }
+
+    fn load_model(&self, id: &str) -> anyhow::Result<SharedModel> {
+        let mut embedder = Embedder::load(&self.models_dir()?, id, self.threads)
             .with_context(|| format!("loading model {id}, which the index was built with"))?;
         if self.one_shot {
             embedder = embedder.with_quick_start();
         }
-        let sha256 = Some(embedder.manifest().model_sha256()).filter(|s| !s.is_empty());
-        if Some(embedder.dims()) != meta.dims
-            || weights_differ(meta.model_sha256.as_deref(), sha256)
-        {
-            let mut error = mismatch(meta, scope, id, embedder.dims());
-            error.sha256 = sha256.map(str::to_string);
-            return Err(error.into());
-        }
-        Ok(Box::new(embedder))
+        let sha256 = Some(embedder.manifest().model_sha256())
+            .filter(|s| !s.is_empty())
+            .map(str::to_string);
+        Ok(SharedModel {
+            dims: embedder.dims(),
+            sha256,
+            embedder: Arc::new(Mutex::new(embedder)),
+        })
     }
+}
+
+/// A poisoned lock only means another request panicked mid-embedding; the
+/// model itself holds no state between calls.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// The error for a query embedded with another model than the index's.

@@ -18,15 +18,12 @@
 //! the chunks weighed are its results: one per document unless --all-chunks.
 
 use std::collections::HashSet;
-use std::io::{Read, Write};
-use std::path::Path;
+use std::io::Write;
 
-use anyhow::Context;
-use kts_cli::{JsonlWriter, Messages};
 use kts_record::{EvidenceCitation, EvidenceKind, EvidenceRecord, HitRecord, schema_id};
 
+use crate::Searcher;
 use crate::words::stem;
-use crate::{Args, OutputFormat, Searcher};
 
 /// Default of `--min-coverage`: below half of the claims supported, the
 /// answer is retried and then flagged. Answers carry sentences no document
@@ -613,6 +610,24 @@ impl Report {
         self.coverage() < self.min_coverage
     }
 
+    /// What to tell when the coverage stays below the minimum.
+    pub fn low_confidence_warning(&self) -> Option<String> {
+        self.low_confidence().then(|| {
+            format!(
+                "low confidence: {} of {} claims supported (coverage {:.2} < --min-coverage {}){}",
+                self.supported(),
+                self.claims.len(),
+                self.coverage(),
+                self.min_coverage,
+                if self.retried {
+                    " after retrying with rewritten queries"
+                } else {
+                    ""
+                }
+            )
+        })
+    }
+
     /// One `kind: claim` record per claim, then the `kind: summary` record.
     pub fn records(&self) -> Vec<EvidenceRecord> {
         let mut records: Vec<EvidenceRecord> = self
@@ -829,62 +844,4 @@ pub fn parse_ratio(text: &str) -> Result<f64, String> {
     } else {
         Err(format!("{value} is not between 0 and 1"))
     }
-}
-
-/// The answer: a file's text, or stdin's for `-`.
-fn read_answer(path: &Path) -> anyhow::Result<String> {
-    if path == Path::new("-") {
-        let mut text = String::new();
-        std::io::stdin()
-            .read_to_string(&mut text)
-            .context("cannot read the answer from stdin")?;
-        return Ok(text);
-    }
-    std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read the answer {}", path.display()))
-}
-
-/// `kts-query DIR QUESTION --evidence ANSWER`: writes the report; warns on
-/// stderr when the coverage stays below `--min-coverage` after the retry.
-pub fn run(
-    searcher: &mut Searcher,
-    question: &str,
-    args: &Args,
-    messages: &Messages,
-    out: &mut JsonlWriter,
-) -> anyhow::Result<()> {
-    let path = args
-        .evidence
-        .as_deref()
-        .context("--evidence names no answer")?;
-    let answer = read_answer(path)?;
-    let report = check(searcher, question, &answer, args.min_coverage)?;
-    match args.format {
-        OutputFormat::Jsonl => {
-            for record in report.records() {
-                out.write(&record)?;
-            }
-        }
-        OutputFormat::Text => {
-            let mut text = Vec::new();
-            report.write_text(&mut text)?;
-            std::io::stdout().lock().write_all(&text)?;
-        }
-    }
-    out.flush()?;
-    if report.low_confidence() {
-        messages.warn(&format!(
-            "low confidence: {} of {} claims supported (coverage {:.2} < --min-coverage {}){}",
-            report.supported(),
-            report.claims.len(),
-            report.coverage(),
-            report.min_coverage,
-            if report.retried {
-                " after retrying with rewritten queries"
-            } else {
-                ""
-            }
-        ));
-    }
-    Ok(())
 }

@@ -5,15 +5,16 @@
 //! scopes' hits are merged by RRF (ties: the more confident first), each
 //! naming its scope; a scope that fails is reported and skipped.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use kts_catalog::Catalog;
-use kts_cli::{JsonlWriter, Messages};
-use kts_record::{ErrorCode, HitRecord, ScopeCountRecord};
+use kts_catalog::{Catalog, CatalogRow};
+use kts_cli::Messages;
+use kts_record::{HitRecord, ScopeCountRecord};
 use kts_store::{ScopeEntry, Scopes, discover_scopes};
 
+use crate::pool::SearcherPool;
 use crate::words::lowercase_words;
-use crate::{Args, Mode, RRF_K, Searcher, emit};
+use crate::{Mode, ModelChoice, RRF_K, Request};
 
 /// Where a question goes, and what is left of it.
 #[derive(Clone, Debug, PartialEq)]
@@ -206,75 +207,23 @@ fn slugs(scopes: &[ScopeEntry]) -> String {
         .join(", ")
 }
 
-/// Answers a question, or `--batch` questions, over a knowledge root.
-pub fn run(args: &Args, messages: &Messages, out: &mut JsonlWriter) -> anyhow::Result<()> {
-    let one_scope_only = [
-        ("--context", args.context),
-        ("--evidence", args.evidence.is_some()),
-        ("--explain", args.explain),
-        ("--ledger", args.ledger),
-    ];
-    if let Some((flag, _)) = one_scope_only.iter().find(|(_, given)| *given) {
-        anyhow::bail!(
-            "{flag} works on one scope: give a scope folder ({}/SCOPE), not the knowledge root",
-            args.dir.display()
-        );
-    }
-    if args.list_scopes {
-        return list_scopes(args, messages, &discover_scopes(&args.dir)?, out);
-    }
-    let mut root = RootSearcher::open(args, messages)?;
-    let Some(question) = &args.question else {
-        return crate::for_each_batch_query(messages, |query, id| {
-            let route = match root.route(&query.text) {
-                Ok(route) => route,
-                Err(e) => {
-                    messages.reject(&format!("query {id}"), ErrorCode::BadRecord, &e.to_string());
-                    return Ok(());
-                }
-            };
-            let given = query.embedding.map(|vector| (vector, query.model));
-            let hits = root.search(&route, given)?;
-            emit(out, args.format, &hits, Some(id), true)
-        });
-    };
-    let route = match args.count_by_scope {
-        true => root.every_scope(question)?,
-        false => root.route(question)?,
-    };
-    if !args.quiet {
-        messages.info(&format!(
-            "asking {} scope(s) ({})",
-            route.scopes.len(),
-            route.how
-        ));
-    }
-    if args.count_by_scope {
-        return count_by_scope(args, messages, &route, out);
-    }
-    let hits = root.search(&route, None)?;
-    emit(out, args.format, &hits, None, true)
-}
-
-/// A knowledge root opened for questions: its scopes, its catalog, and the
-/// model that embeds the questions, loaded for the first one that needs it
-/// and kept for the next.
-pub struct RootSearcher<'a> {
-    args: &'a Args,
-    messages: &'a Messages,
+/// A knowledge root's scopes and catalog, for routing questions. The
+/// catalog's list is used when there is one; a scope asked by a slug it does
+/// not list (indexed since, without updating it) is looked for in the folders.
+pub struct Routing {
+    dir: PathBuf,
     found: Scopes,
     /// Whether `found` was read from the catalog rather than from the folders.
     listed_by_catalog: bool,
     catalog: Option<Catalog>,
-    embedder: QuestionEmbedder,
 }
 
-impl<'a> RootSearcher<'a> {
+impl Routing {
     /// Opens the root's catalog and takes the scopes it lists; without a
     /// catalog, finds them in the root's folders (reporting slug collisions).
     /// Reading 10,000 folders costs about 100 ms, the catalog's list 10.
-    pub fn open(args: &'a Args, messages: &'a Messages) -> anyhow::Result<RootSearcher<'a>> {
-        let catalog = open_catalog(&args.dir, messages);
+    pub fn open(dir: &Path, messages: &Messages) -> anyhow::Result<Routing> {
+        let catalog = open_catalog(dir, messages);
         let listed = match &catalog {
             Some(catalog) => catalog
                 .scope_entries()
@@ -282,29 +231,27 @@ impl<'a> RootSearcher<'a> {
                 .ok(),
             None => None,
         };
-        let mut root = RootSearcher {
+        let mut routing = Routing {
+            dir: dir.to_path_buf(),
             listed_by_catalog: listed.is_some(),
             found: Scopes {
                 scopes: listed.unwrap_or_default(),
                 collisions: Default::default(),
             },
             catalog,
-            args,
-            messages,
-            embedder: QuestionEmbedder::default(),
         };
-        if !root.listed_by_catalog {
-            root.discover()?;
+        if !routing.listed_by_catalog {
+            routing.discover(messages)?;
         }
-        Ok(root)
+        Ok(routing)
     }
 
     /// Finds the scopes in the root's folders.
-    fn discover(&mut self) -> anyhow::Result<()> {
-        self.found = discover_scopes(&self.args.dir)?;
+    fn discover(&mut self, messages: &Messages) -> anyhow::Result<()> {
+        self.found = discover_scopes(&self.dir)?;
         self.listed_by_catalog = false;
         for (slug, paths) in &self.found.collisions {
-            self.messages.warn(&format!(
+            messages.warn(&format!(
                 "{} folders have the slug {slug}: {} (the later ones get _2, _3, ...)",
                 paths.len(),
                 paths
@@ -317,75 +264,129 @@ impl<'a> RootSearcher<'a> {
         Ok(())
     }
 
-    /// The scopes a question goes to (see [`route`]). A scope asked by a
-    /// slug the catalog does not list (indexed since, without updating it)
-    /// is looked for in the root's folders.
-    pub fn route(&mut self, question: &str) -> Result<Route, RouteError> {
-        let routed = self.route_among_found(question);
+    /// The indexed scopes.
+    pub fn scopes(&self) -> impl Iterator<Item = &ScopeEntry> {
+        self.found.scopes.iter().filter(|s| s.indexed)
+    }
+
+    /// The scope of a slug, if indexed.
+    pub fn scope(&self, slug: &str) -> Option<&ScopeEntry> {
+        self.scopes().find(|s| s.slug == slug.to_lowercase())
+    }
+
+    /// The scopes the request's question goes to (see [`route`]).
+    pub fn route(&mut self, request: &Request, messages: &Messages) -> Result<Route, RouteError> {
+        let routed = self.route_among_found(request);
         match routed {
             Err(RouteError::UnknownScope(_)) if self.listed_by_catalog => {
-                self.discover()
+                self.discover(messages)
                     .map_err(|e| RouteError::Other(format!("{e:#}")))?;
-                self.route_among_found(question)
+                self.route_among_found(request)
             }
             routed => routed,
         }
     }
 
-    fn route_among_found(&self, question: &str) -> Result<Route, RouteError> {
+    fn route_among_found(&self, request: &Request) -> Result<Route, RouteError> {
         route(
             &self.found,
-            question,
-            &self.args.scope,
-            self.args.max_scopes,
+            &request.question,
+            &request.scopes,
+            request.max_scopes,
             self.catalog.as_ref(),
         )
     }
 
     /// Every indexed scope, or those the question names by `/slug` or
     /// `--scope` (`--count-by-scope` looks everywhere: it is no search).
-    pub fn every_scope(&mut self, question: &str) -> Result<Route, RouteError> {
-        if !self.args.scope.is_empty() || !scope_prefix(question).0.is_empty() {
-            return self.route(question);
+    pub fn every_scope(
+        &mut self,
+        request: &Request,
+        messages: &Messages,
+    ) -> Result<Route, RouteError> {
+        if !request.scopes.is_empty() || !scope_prefix(&request.question).0.is_empty() {
+            return self.route(request, messages);
         }
         Ok(Route {
-            scopes: self
-                .found
-                .scopes
-                .iter()
-                .filter(|s| s.indexed)
-                .cloned()
-                .collect(),
+            scopes: self.scopes().cloned().collect(),
             doc_type: None,
-            question: question.to_string(),
+            question: request.question.clone(),
             how: "every scope".into(),
         })
     }
 
-    /// The merged hits of the route's scopes, after `--min-confidence`; the
-    /// question is embedded here unless its embedding is given.
+    /// The scope rows: the catalog's, or each scope read now when the root
+    /// has none.
+    pub fn scope_rows(&self, messages: &Messages) -> anyhow::Result<Vec<CatalogRow>> {
+        if let Some(catalog) = &self.catalog {
+            return catalog.scopes();
+        }
+        Ok(self
+            .scopes()
+            .filter_map(|scope| {
+                kts_catalog::read_scope(&self.dir, scope)
+                    .inspect_err(|e| messages.warn(&format!("scope {} skipped: {e:#}", scope.slug)))
+                    .ok()
+            })
+            .collect())
+    }
+}
+
+/// A knowledge root opened for questions: its routing, and the scopes'
+/// searchers and the model, kept open for the next question.
+pub struct RootSearcher<'a> {
+    request: Request,
+    messages: &'a Messages,
+    routing: Routing,
+    pool: SearcherPool,
+}
+
+impl<'a> RootSearcher<'a> {
+    /// Opens the root for questions asked like `request`.
+    pub fn open(
+        dir: &Path,
+        request: &Request,
+        model: &ModelChoice,
+        messages: &'a Messages,
+    ) -> anyhow::Result<RootSearcher<'a>> {
+        Ok(RootSearcher {
+            routing: Routing::open(dir, messages)?,
+            request: request.clone(),
+            messages,
+            pool: SearcherPool::new(model.clone(), POOLED_PER_ROOT),
+        })
+    }
+
+    /// The scopes a question goes to (see [`route`]).
+    pub fn route(&mut self, question: &str) -> Result<Route, RouteError> {
+        self.routing
+            .route(&self.request.asking(question), self.messages)
+    }
+
+    /// See [`Routing::every_scope`].
+    pub fn every_scope(&mut self, question: &str) -> Result<Route, RouteError> {
+        self.routing
+            .every_scope(&self.request.asking(question), self.messages)
+    }
+
+    /// The merged hits of the route's scopes (see [`search_routed`]).
     pub fn search(
         &mut self,
         route: &Route,
         given: Option<(Vec<f32>, Option<String>)>,
     ) -> anyhow::Result<Vec<HitRecord>> {
-        let given = match given {
-            Some(given) => Some(given),
-            None => self.embedder.embed(self.args, self.messages, route)?,
-        };
-        let mut hits = search_scopes(self.args, self.messages, route, given)?;
-        if let Some(min) = self.args.min_confidence {
-            hits.retain(|h| h.confidence.is_some_and(|c| c >= min));
-            if hits.is_empty() {
-                self.messages.warn(&format!(
-                    "no result for {:?} reaches confidence {min}",
-                    route.question
-                ));
-            }
-        }
-        Ok(hits)
+        search_routed(&self.pool, &self.request, route, given, self.messages)
+    }
+
+    /// The scope rows (see [`Routing::scope_rows`]).
+    pub fn scope_rows(&self) -> anyhow::Result<Vec<CatalogRow>> {
+        self.routing.scope_rows(self.messages)
     }
 }
+
+/// Searchers a command-line root search keeps open between `--batch`
+/// questions.
+const POOLED_PER_ROOT: usize = 256;
 
 /// The root's catalog, when it has one (a broken one is reported and ignored).
 fn open_catalog(root: &Path, messages: &Messages) -> Option<Catalog> {
@@ -397,53 +398,9 @@ fn open_catalog(root: &Path, messages: &Messages) -> Option<Catalog> {
         .ok()
 }
 
-/// `--list-scopes`: the catalog's rows, or each scope read now when the root has no catalog.
-fn list_scopes(
-    args: &Args,
-    messages: &Messages,
-    found: &Scopes,
-    out: &mut JsonlWriter,
-) -> anyhow::Result<()> {
-    let rows = match open_catalog(&args.dir, messages) {
-        Some(catalog) => catalog.scopes()?,
-        None => found
-            .scopes
-            .iter()
-            .filter(|s| s.indexed)
-            .filter_map(|scope| {
-                kts_catalog::read_scope(&args.dir, scope)
-                    .inspect_err(|e| messages.warn(&format!("scope {} skipped: {e:#}", scope.slug)))
-                    .ok()
-            })
-            .collect(),
-    };
-    for row in rows {
-        match args.format {
-            crate::OutputFormat::Jsonl => out.write(&row.to_record(None))?,
-            crate::OutputFormat::Text => {
-                use std::io::Write;
-                writeln!(
-                    std::io::stdout().lock(),
-                    "{:<30} {:>6} documents  {:<30} {}",
-                    row.slug,
-                    row.documents,
-                    row.doc_types.join(","),
-                    row.path
-                )?;
-            }
-        }
-    }
-    Ok(())
-}
-
-/// `--count-by-scope`: the scopes whose documents hold every word of the
-/// question, most documents first, and a summary on stderr.
-fn count_by_scope(
-    args: &Args,
-    messages: &Messages,
-    route: &Route,
-    out: &mut JsonlWriter,
-) -> anyhow::Result<()> {
+/// The scopes whose documents hold every word of the question, most
+/// documents first; a scope that cannot be read is skipped with a warning.
+pub fn count_by_scope(route: &Route, messages: &Messages) -> Vec<ScopeCountRecord> {
     let counted = in_parallel(&route.scopes, |scope| {
         let store = kts_store::Store::open_read(&scope.path)?;
         let documents = store.documents_matching_all(&route.question)?;
@@ -464,29 +421,7 @@ fn count_by_scope(
         }
     }
     found.sort_by(|a, b| b.documents.cmp(&a.documents).then(a.scope.cmp(&b.scope)));
-    messages.info(&format!(
-        "{:?} is in {} of {} scopes",
-        route.question,
-        found.len(),
-        route.scopes.len()
-    ));
-    for count in &found {
-        match args.format {
-            crate::OutputFormat::Jsonl => out.write(count)?,
-            crate::OutputFormat::Text => {
-                use std::io::Write;
-                writeln!(
-                    std::io::stdout().lock(),
-                    "{}: {} document(s), {} passage(s): {}",
-                    count.scope,
-                    count.documents,
-                    count.chunks,
-                    count.paths.join(", ")
-                )?;
-            }
-        }
-    }
-    Ok(())
+    found
 }
 
 /// `work` on every scope, on at most one thread per core; the results in
@@ -524,16 +459,29 @@ fn in_parallel<T: Send>(
     results.into_iter().map(|(_, r)| r).collect()
 }
 
-/// Each scope searched in parallel for the question (embedded once, by the
-/// caller); the hits merged.
-fn search_scopes(
-    args: &Args,
-    messages: &Messages,
+/// The route's scopes searched in parallel, with the question embedded
+/// once (here, unless `given`), the hits merged by RRF and those below the
+/// request's `min_confidence` left out. A scope that fails is skipped with a
+/// warning; all failing is an error.
+pub fn search_routed(
+    pool: &SearcherPool,
+    request: &Request,
     route: &Route,
     given: Option<(Vec<f32>, Option<String>)>,
+    messages: &Messages,
 ) -> anyhow::Result<Vec<HitRecord>> {
+    let given = match given {
+        Some(given) => Some(given),
+        None => embed_question(pool.model(), request, route, messages)?,
+    };
+    let scope_request = scope_request(request, route);
     let results = in_parallel(&route.scopes, |scope| {
-        search_one(args, scope, route, given.clone())
+        let quiet = Messages::new("kts-query").quiet(true);
+        pool.with(&scope.path, &scope_request, &quiet, |searcher| {
+            searcher.set_scope_name(&scope.slug);
+            searcher.one_connection();
+            searcher.search(&route.question, given.clone())
+        })
     });
     let mut lists: Vec<Vec<HitRecord>> = Vec::new();
     for (scope, result) in route.scopes.iter().zip(results) {
@@ -545,67 +493,55 @@ fn search_scopes(
     if lists.is_empty() && !route.scopes.is_empty() {
         anyhow::bail!("no scope could be searched (see the warnings above)");
     }
-    Ok(merge(lists, args.top_k))
+    let mut hits = merge(lists, request.top_k);
+    if let Some(min) = request.min_confidence {
+        hits.retain(|h| h.confidence.is_some_and(|c| c >= min));
+        if hits.is_empty() {
+            messages.warn(&format!(
+                "no result for {:?} reaches confidence {min}",
+                route.question
+            ));
+        }
+    }
+    Ok(hits)
 }
 
-/// Embeds questions with the model of the scopes asked: every scope of a
-/// root must share it (one that does not is skipped when searched). The
-/// model is loaded once, for a quick start with one question and fully
-/// optimised with `--batch`, and kept for the next question.
-#[derive(Default)]
-struct QuestionEmbedder {
-    searcher: Option<Searcher>,
-}
-
-impl QuestionEmbedder {
-    fn embed(
-        &mut self,
-        args: &Args,
-        messages: &Messages,
-        route: &Route,
-    ) -> anyhow::Result<Option<(Vec<f32>, Option<String>)>> {
-        if args.mode == Mode::Bm25 {
+/// The question embedded with the model of the scopes asked (every scope of
+/// a root must share it; one that does not is skipped when searched): the
+/// first scope whose index can be read says which.
+fn embed_question(
+    model: &ModelChoice,
+    request: &Request,
+    route: &Route,
+    messages: &Messages,
+) -> anyhow::Result<Option<(Vec<f32>, Option<String>)>> {
+    if request.mode == Mode::Bm25 {
+        return Ok(None);
+    }
+    for scope in &route.scopes {
+        let meta = match kts_store::Store::open_read(&scope.path).and_then(|s| s.meta()) {
+            Ok(meta) => meta,
+            Err(e) => {
+                messages.warn(&format!("scope {} skipped: {e:#}", scope.slug));
+                continue;
+            }
+        };
+        if meta.model_id.is_none() {
             return Ok(None);
         }
-        if self.searcher.is_none() {
-            self.searcher = route.scopes.iter().find_map(|scope| {
-                let mut scope_args = scope_args(args, scope, route);
-                scope_args.batch = args.batch;
-                Searcher::open(&scope_args, messages)
-                    .inspect_err(|e| messages.warn(&format!("scope {} skipped: {e:#}", scope.slug)))
-                    .ok()
-            });
-        }
-        match &mut self.searcher {
-            Some(searcher) => searcher.embed_question(&route.question),
-            None => Ok(None),
-        }
+        let loaded = model.load(&meta, &scope.path)?;
+        return Ok(Some((loaded.embed_query(&route.question)?, meta.model_id)));
     }
+    Ok(None)
 }
 
-fn scope_args(args: &Args, scope: &ScopeEntry, route: &Route) -> Args {
-    let mut scope_args = args.clone();
-    scope_args.dir = scope.path.clone();
-    // The model loads only if a query other than the question needs it.
-    scope_args.batch = true;
-    scope_args.question = None;
+/// The request as each scope of the route runs it.
+pub(crate) fn scope_request(request: &Request, route: &Route) -> Request {
+    let mut scope_request = request.asking(&route.question);
     if let Some(doc_type) = &route.doc_type {
-        scope_args.doc_type = Some(doc_type.clone());
+        scope_request.doc_types = vec![doc_type.clone()];
     }
-    scope_args
-}
-
-fn search_one(
-    args: &Args,
-    scope: &ScopeEntry,
-    route: &Route,
-    given: Option<(Vec<f32>, Option<String>)>,
-) -> anyhow::Result<Vec<HitRecord>> {
-    let quiet = Messages::new("kts-query").quiet(true);
-    let mut searcher = Searcher::open(&scope_args(args, scope, route), &quiet)?;
-    searcher.set_scope_name(&scope.slug);
-    searcher.one_connection();
-    searcher.search(&route.question, given)
+    scope_request
 }
 
 /// Reciprocal Rank Fusion of the scopes' lists (each hit is in one list);

@@ -21,6 +21,7 @@
 //! fast scan (see vector_file.rs); `meta.vectors_version` says whether it is
 //! current.
 
+mod documents;
 mod fts;
 mod lock;
 mod root;
@@ -37,6 +38,7 @@ use std::sync::Once;
 use anyhow::Context;
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
 
+pub use documents::StoredDocument;
 pub use fts::{is_stopword, match_all_query, match_query, query_terms};
 pub use lock::{LockWait, Locked};
 pub use root::{ScopeEntry, Scopes, discover_scopes, is_scope};
@@ -99,6 +101,13 @@ pub struct Store {
     vectors_changed: bool,
     /// `vectors.bin`, opened at the first vector search (`None` when missing or stale).
     vector_file: OnceCell<Option<VectorFile>>,
+}
+
+/// See [`Store::change_stamp`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChangeStamp {
+    data_version: i64,
+    vectors_modified: Option<std::time::SystemTime>,
 }
 
 impl Store {
@@ -182,6 +191,22 @@ impl Store {
             .conn
             .query_row("SELECT count(*) FROM chunks", [], |r| r.get(0))?;
         Ok((docs as usize, chunks as usize))
+    }
+
+    /// What changes whenever the index does, for a reader kept open: SQLite's
+    /// `data_version` (another connection has committed) and the modification
+    /// time of `vectors.bin` (written after the commit).
+    pub fn change_stamp(&self) -> anyhow::Result<ChangeStamp> {
+        let data_version = self
+            .conn
+            .query_row("PRAGMA data_version", [], |r| r.get(0))?;
+        let vectors_modified = std::fs::metadata(vector_file_path(&self.scope))
+            .and_then(|m| m.modified())
+            .ok();
+        Ok(ChangeStamp {
+            data_version,
+            vectors_modified,
+        })
     }
 
     /// Whether the store holds any embeddings.

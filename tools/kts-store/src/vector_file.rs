@@ -565,11 +565,11 @@ mod tests {
     #[test]
     fn layout_sections_are_aligned_and_in_order() {
         let l = Layout::new(384, 1001, 17);
-        assert!(l.rowids >= HEADER + 17 && l.rowids % 64 == 0);
-        assert!(l.codes >= l.rowids + 1001 * 8 && l.codes % 64 == 0);
-        assert!(l.scales >= l.codes + 1001 * 2 && l.scales % 64 == 0);
-        assert!(l.int8 >= l.scales + 1001 * 4 && l.int8 % 64 == 0);
-        assert!(l.f32s >= l.int8 + 1001 * 384 && l.f32s % PAGE == 0);
+        assert!(l.rowids >= HEADER + 17 && l.rowids.is_multiple_of(64));
+        assert!(l.codes >= l.rowids + 1001 * 8 && l.codes.is_multiple_of(64));
+        assert!(l.scales >= l.codes + 1001 * 2 && l.scales.is_multiple_of(64));
+        assert!(l.int8 >= l.scales + 1001 * 4 && l.int8.is_multiple_of(64));
+        assert!(l.f32s >= l.int8 + 1001 * 384 && l.f32s.is_multiple_of(PAGE));
         assert_eq!(l.len, l.f32s + 1001 * 384 * 4);
     }
 

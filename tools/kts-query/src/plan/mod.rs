@@ -135,12 +135,12 @@ impl<'a> Planner<'a> {
                 texts = parts.into_iter().map(|part| (Role::Part, part)).collect();
             }
         }
-        if self.steps.on(Step::StepBack) {
-            if let Some(entity) = main_entity(&known) {
-                let text = format!("what is {}", entity.words);
-                plan.note(Step::StepBack, format!("\"{text}\""));
-                texts.push((Role::StepBack, text));
-            }
+        if self.steps.on(Step::StepBack)
+            && let Some(entity) = main_entity(&known)
+        {
+            let text = format!("what is {}", entity.words);
+            plan.note(Step::StepBack, format!("\"{text}\""));
+            texts.push((Role::StepBack, text));
         }
         for (role, text) in texts {
             let query = self.sub_query(&mut plan, role, &text, &known)?;

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# MCP benchmark: warm `search` over kts-mcp against a cold kts-query process.
+#
+#   pipelines/bench/mcp.sh [N...]     # default: 10000 100000
+#
+# For each N, builds a scope of N chunks of real text (paragraphs of
+# shared/corpora, as pipelines/bench/query.sh does, random unit vectors) and
+# serves it with `kts-mcp --http` on loopback. Then, with the official Python
+# MCP SDK as the client (tools/kts-mcp/tests/python/setup):
+#   - warm: one client, 200 `search` calls one after the other, hybrid, the
+#     question embedded by the real model in the server: p50/p95 per call;
+#   - throughput: 16 clients x 50 searches at once: queries/s, p50/p95;
+#   - the server's peak resident memory (VmHWM);
+#   - cold: one `kts-query DIR "question"` process per question (20
+#     questions), embedding it with the model: p50/p95, and the ratio.
+# Prints the figures with `uptime` (the machine is shared).
+#
+# Env: KTS_SHARED_DIR (default <repo>/../shared), CARGO_TARGET_DIR, KTS_BENCH_DIR.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+shared=${KTS_SHARED_DIR:-$root/../shared}
+target=${CARGO_TARGET_DIR:-$root/target}
+if (($# > 0)); then sizes=("$@"); else sizes=(10000 100000); fi
+corpus=$shared/corpora
+[[ -d $corpus ]] || { echo "mcp-bench: $corpus is missing (set KTS_SHARED_DIR)" >&2; exit 2; }
+[[ -f $root/models/cache/all-minilm-l6-v2-int8/model.onnx ]] || {
+    echo "mcp-bench: the model is missing: run models/fetch first" >&2; exit 2; }
+"$root/tools/kts-mcp/tests/python/setup"
+python=$root/tools/kts-mcp/tests/python/.venv/bin/python
+client=$root/tools/kts-mcp/tests/python/client.py
+
+work=${KTS_BENCH_DIR:-}
+if [[ -z $work ]]; then
+    work=$(mktemp -d)
+fi
+server=
+cleanup() {
+    [[ -n $server ]] && kill "$server" 2>/dev/null || true
+    [[ -z ${KTS_BENCH_DIR:-} ]] && rm -rf "$work"
+}
+trap cleanup EXIT
+
+echo "== cargo build --release (kts-index, kts-query, kts-mcp, bench example)" >&2
+(cd "$root" && cargo build --release --quiet -p kts-index -p kts-query -p kts-mcp --bins --example bench)
+bin=$target/release
+bench=$bin/examples/bench
+
+percentiles() {
+    sort -n | awk -v what="$1" '{ a[NR] = $1 } END {
+        printf "%s: p50 %.1f ms, p95 %.1f ms over %d questions\n",
+            what, a[int(NR * 0.5) + 1] / 1000, a[int(NR * 0.95) + 1] / 1000, NR }'
+}
+
+for n in "${sizes[@]}"; do
+    dir=$work/n$n
+    scope=$dir/scope
+    rm -rf "$scope" && mkdir -p "$scope"
+    echo
+    echo "## $n chunks ($(uptime | sed 's/.*load/load/'))"
+    echo "== $n chunks: writing and indexing the stream" >&2
+    "$bench" stream "$n" "$corpus" "$dir"
+    "$bin/kts-index" "$scope" <"$dir/stream.jsonl" 2>/dev/null
+    rm "$dir/stream.jsonl"
+    "$python" -c 'import json, sys
+for line in open(sys.argv[1]): print(json.loads(line)["text"])' "$dir/queries.jsonl" >"$dir/questions.txt"
+    mapfile -t questions < <(head -n 50 "$dir/questions.txt")
+
+    "$bin/kts-mcp" "$scope" --http 127.0.0.1:0 --quiet 2>"$dir/server.log" &
+    server=$!
+    url=
+    for _ in $(seq 100); do
+        url=$(sed -n 's/^kts-mcp: serving MCP at //p' "$dir/server.log")
+        [[ -n $url ]] && break
+        sleep 0.1
+    done
+    [[ -n $url ]] || { cat "$dir/server.log" >&2; exit 1; }
+    "$python" "$client" load --http "$url" --clients 1 --searches 200 "${questions[@]}" \
+        | "$python" -c 'import json, sys; s = json.load(sys.stdin)
+print(f"warm MCP search, 1 client: p50 {s[\"p50_ms\"]} ms, p95 {s[\"p95_ms\"]} ms over {s[\"requests\"]} calls, {len(s[\"failures\"])} failed")' \
+        | tee "$dir/warm.txt"
+    "$python" "$client" load --http "$url" --clients 16 --searches 50 "${questions[@]}" \
+        | "$python" -c 'import json, sys; s = json.load(sys.stdin)
+print(f"16 clients x 50 searches: {s[\"queries_per_second\"]} queries/s, p50 {s[\"p50_ms\"]} ms, p95 {s[\"p95_ms\"]} ms, {len(s[\"failures\"])} failed")'
+    echo "server peak memory: $(awk '/VmHWM/ { printf "%.0f MiB", $2 / 1024 }' "/proc/$server/status")"
+    kill "$server" && wait "$server" || true
+    server=
+
+    head -n 20 "$dir/questions.txt" | while IFS= read -r question; do
+        t0=$(date +%s%N)
+        "$bin/kts-query" "$scope" "$question" >/dev/null 2>&1
+        t1=$(date +%s%N)
+        echo $(((t1 - t0) / 1000))
+    done | percentiles "cold kts-query process, question embedded by the model" | tee "$dir/cold.txt"
+    warm=$(sed -n 's/.*p50 \([0-9.]*\) ms.*/\1/p' "$dir/warm.txt")
+    cold=$(sed -n 's/.*p50 \([0-9.]*\) ms.*/\1/p' "$dir/cold.txt")
+    awk -v w="$warm" -v c="$cold" 'BEGIN { printf "warm MCP is %.1fx faster than the cold CLI (p50)\n", c / w }'
+    rm -rf "$dir"
+done

@@ -1,0 +1,159 @@
+//! kts-mcp: a scope or a knowledge root served over the Model Context
+//! Protocol, to agents and editors. Its tools, prompts and resources answer
+//! with the query library of kts-query ([`kts_query::Knowledge`]); it holds
+//! no search logic of its own and only reads.
+
+mod arguments;
+mod http;
+mod prompts;
+mod resources;
+mod server;
+mod tools;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::{CommandFactory, Parser};
+use kts_cli::{Exit, Messages};
+use kts_query::{Knowledge, ModelChoice};
+
+use server::State;
+
+const ABOUT: &str = "Serve a scope or a knowledge root to agents and editors over MCP";
+
+const AFTER_HELP: &str = "\
+Serves DIR (a scope, or a knowledge root whose sub-folders are scopes) over
+the Model Context Protocol: on stdin/stdout by default, or with --http
+ADDR:PORT over the streamable HTTP transport at /mcp. It only reads: kts-index
+may run beside it, and each scope is reopened when its index changes.
+
+Tools (each returns structured content, the same fields as kts-query's
+records, and a text rendering with citations):
+  search          the kts.hit/1 records of kts-query DIR QUESTION
+  context         the --context Markdown: graph facts and cited passages
+  get_document    a document's Markdown, or a range or page of it
+  list_scopes     the kts.scope/1 records of the scopes
+  count_by_scope  the kts.scope_count/1 records: in how many scopes, and where
+  related         the kts.node/1 records of the documents most related to one
+  check_answer    the kts.evidence/1 records of an answer's claims
+Prompts: one per scope (named by its slug, argument `question`) carrying the
+scope's context for the question, and `ask`, routed like kts-query ROOT.
+Resources: kts://SCOPE/PATH, one per document, as Markdown.
+
+HTTP listens on loopback only, unless --allow-remote, which requires a bearer
+--token (or $KTS_MCP_TOKEN). Logs go to stderr. It stops on end of input
+(stdio), SIGTERM or SIGINT. Each request has a time limit (--timeout).
+
+Serving over HTTP, here or to other machines:
+  kts-mcp ROOT --http 127.0.0.1:8765
+  KTS_MCP_TOKEN=s3cret kts-mcp ROOT --http 0.0.0.0:8765 --allow-remote
+
+A client's configuration (an mcpServers entry; VS Code: .vscode/mcp.json,
+under \"servers\", with \"type\": \"stdio\"):
+  {\"mcpServers\": {\"docs\": {\"command\": \"kts-mcp\", \"args\": [\"/data/docs\"]}}}
+
+A client starts kts-mcp and speaks on its input; at the end of the input,
+kts-mcp stops.
+
+Examples:
+  kts-crawl docs | kts-convert | kts-chunk | kts-embed | kts-index docs
+  kts-mcp docs";
+
+#[derive(Parser, Debug, Clone)]
+#[command(name = "kts-mcp", version, about = ABOUT, after_help = AFTER_HELP)]
+pub struct Args {
+    /// The scope folder (DIR/.kts/kts.db), or a knowledge root: a folder
+    /// whose sub-folders are scopes.
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
+
+    /// Serve the streamable HTTP transport at http://ADDR:PORT/mcp instead of stdio.
+    #[arg(long, value_name = "ADDR:PORT")]
+    pub http: Option<SocketAddr>,
+
+    /// Let --http listen on an address other than loopback (requires --token).
+    #[arg(long, requires = "http")]
+    pub allow_remote: bool,
+
+    /// The bearer token HTTP clients must send (Authorization: Bearer TOKEN).
+    #[arg(
+        long,
+        value_name = "TOKEN",
+        env = "KTS_MCP_TOKEN",
+        hide_env_values = true
+    )]
+    pub token: Option<String>,
+
+    /// Time limit of one request, in seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
+    pub timeout: u64,
+
+    /// Requests answered at the same time; more wait their turn
+    /// [default: twice the number of cores].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub concurrency: Option<u16>,
+
+    /// The models folder (manifests, and cache/ filled by models/fetch)
+    /// [default: the project's models/ found from the executable].
+    #[arg(long, value_name = "DIR")]
+    pub models: Option<PathBuf>,
+
+    /// Threads for embedding a question [default: the number of cores].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub threads: Option<u16>,
+
+    /// Do not log requests and warnings.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// The clap definition, for man pages and completions.
+pub fn command() -> clap::Command {
+    Args::command()
+}
+
+pub fn run(args: Args) -> anyhow::Result<Exit> {
+    let messages = Messages::new("kts-mcp").quiet(args.quiet);
+    if let Some(addr) = args.http {
+        http::check_exposure(addr, args.allow_remote, args.token.as_deref())?;
+    }
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let model = ModelChoice::new(
+        None,
+        args.models.clone(),
+        args.threads.map_or(cores, usize::from),
+        false,
+    );
+    let knowledge = Knowledge::open(&args.dir, model, "kts-mcp")?;
+    knowledge.warm_up()?;
+    let state = Arc::new(State::new(
+        knowledge,
+        Duration::from_secs(args.timeout),
+        args.concurrency.map_or(2 * cores, usize::from),
+        args.quiet,
+    ));
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let served = runtime.block_on(async {
+        match args.http {
+            Some(addr) => {
+                http::serve(
+                    state,
+                    addr,
+                    args.token.clone(),
+                    args.allow_remote,
+                    &messages,
+                )
+                .await
+            }
+            None => server::serve_stdio(state, &messages).await,
+        }
+    });
+    // A request still running on the blocking pool is not waited for.
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    served?;
+    Ok(messages.exit())
+}

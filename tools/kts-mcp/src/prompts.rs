@@ -1,0 +1,87 @@
+//! The prompts: one per scope, named by its slug (editors list prompts as
+//! slash commands, so `/hr` asks the hr scope), and `ask`, routed like
+//! `kts-query ROOT`. Each carries the scope's context for the question.
+
+use kts_query::Request;
+use rmcp::model::{
+    GetPromptRequestParams, GetPromptResult, ListPromptsResult, Prompt, PromptArgument,
+    PromptMessage, Role,
+};
+
+use crate::arguments::Arguments;
+use crate::server::State;
+
+/// The routed prompt, beside one per scope.
+const ASK: &str = "ask";
+/// Prompts listed per page.
+const PAGE: usize = 500;
+
+pub fn list(state: &State, cursor: Option<&str>) -> anyhow::Result<ListPromptsResult> {
+    let question = || {
+        vec![
+            PromptArgument::new("question")
+                .with_description("The question to answer")
+                .with_required(true),
+        ]
+    };
+    let mut prompts = vec![Prompt::new(
+        ASK,
+        Some("Answer a question from the knowledge base (routed to the scopes it concerns)"),
+        Some(question()),
+    )];
+    for scope in state.knowledge.scopes()? {
+        if scope.slug != ASK {
+            let description = format!("Answer a question from the scope {}", scope.slug);
+            prompts.push(Prompt::new(scope.slug, Some(description), Some(question())));
+        }
+    }
+    let start = match cursor {
+        Some(cursor) => cursor
+            .parse::<usize>()
+            .map_err(|_| anyhow::anyhow!("not a cursor list_prompts gave: {cursor:?}"))?,
+        None => 0,
+    };
+    let next = (start + PAGE < prompts.len()).then(|| (start + PAGE).to_string());
+    let mut page =
+        ListPromptsResult::with_all_items(prompts.into_iter().skip(start).take(PAGE).collect());
+    page.next_cursor = next;
+    Ok(page)
+}
+
+pub fn get(state: &State, request: &GetPromptRequestParams) -> anyhow::Result<GetPromptResult> {
+    let values = request.arguments.clone().unwrap_or_default();
+    let args = Arguments::new(&request.name, &values, &["question"])?;
+    let question = args.question("question")?;
+    let scopes = match request.name.as_str() {
+        ASK => Vec::new(),
+        slug => {
+            state.knowledge.one_scope(Some(slug)).map_err(|_| {
+                anyhow::anyhow!(
+                    "no prompt {slug:?}: the prompts are ask and one per scope (list_prompts)"
+                )
+            })?;
+            vec![slug.to_string()]
+        }
+    };
+    let request = Request {
+        question: question.to_string(),
+        scopes,
+        ..Request::default()
+    };
+    let context = state.knowledge.context(&request)?;
+    let text = format!(
+        "Answer the question from the knowledge base's passages below. Cite the path of each \
+         source you use. If the passages do not answer it, say so.\n\n{context}\n\nQuestion: {question}"
+    );
+    Ok(
+        GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)])
+            .with_description(format!("{} for {question:?}", request_label(&request))),
+    )
+}
+
+fn request_label(request: &Request) -> String {
+    match request.scopes.first() {
+        Some(slug) => format!("the scope {slug}'s context"),
+        None => "the knowledge base's context".to_string(),
+    }
+}

@@ -1,0 +1,126 @@
+//! The resources: `kts://SCOPE/PATH`, one per document, as Markdown, listed
+//! page by page (a knowledge root holds thousands).
+
+use rmcp::model::{
+    ListResourcesResult, ReadResourceResult, Resource, ResourceContents, ResourceTemplate,
+};
+
+use crate::server::State;
+
+const SCHEME: &str = "kts://";
+/// Resources listed per page.
+const PAGE: usize = 200;
+
+pub fn template() -> ResourceTemplate {
+    ResourceTemplate::new(format!("{SCHEME}{{scope}}/{{path}}"), "document")
+        .with_description("A document of a scope as Markdown (path as in a hit's citation)")
+        .with_mime_type("text/markdown")
+}
+
+/// The URI of a document: its scope, then its path with each part percent-encoded.
+pub fn uri(scope: &str, path: &str) -> String {
+    let parts: Vec<String> = path.split('/').map(encode).collect();
+    format!("{SCHEME}{scope}/{}", parts.join("/"))
+}
+
+/// A page of documents, in scope then path order. The cursor is
+/// `<scope index>:<last path>`.
+pub fn list(state: &State, cursor: Option<&str>) -> anyhow::Result<ListResourcesResult> {
+    let (mut index, mut after) = match cursor {
+        None => (0, None),
+        Some(cursor) => {
+            let (index, path) = cursor
+                .split_once(':')
+                .and_then(|(i, p)| Some((i.parse::<usize>().ok()?, p.to_string())))
+                .ok_or_else(|| anyhow::anyhow!("not a cursor list_resources gave: {cursor:?}"))?;
+            (index, Some(path))
+        }
+    };
+    let scopes = state.knowledge.scopes()?;
+    let mut resources = Vec::new();
+    let mut next = None;
+    while let Some(scope) = scopes.get(index) {
+        let wanted = PAGE - resources.len();
+        let documents = state.knowledge.documents(scope, after.as_deref(), wanted)?;
+        let full = documents.len() == wanted;
+        for document in &documents {
+            let mut resource =
+                Resource::new(uri(&scope.slug, &document.path), document.path.clone())
+                    .with_mime_type("text/markdown")
+                    .with_description(format!("{} in the scope {}", document.doc_type, scope.slug));
+            if !document.title.is_empty() {
+                resource = resource.with_title(document.title.clone());
+            }
+            resources.push(resource);
+        }
+        if full {
+            let last = documents.last().map(|d| d.path.clone()).unwrap_or_default();
+            next = Some(format!("{index}:{last}"));
+            break;
+        }
+        index += 1;
+        after = None;
+    }
+    let mut page = ListResourcesResult::with_all_items(resources);
+    page.next_cursor = next;
+    Ok(page)
+}
+
+/// The Markdown of the document a `kts://SCOPE/PATH` URI names.
+pub fn read(state: &State, uri: &str) -> anyhow::Result<ReadResourceResult> {
+    let (scope, path) = uri
+        .strip_prefix(SCHEME)
+        .and_then(|rest| rest.split_once('/'))
+        .ok_or_else(|| anyhow::anyhow!("not a kts resource: {uri:?} (kts://SCOPE/PATH)"))?;
+    let path = decode(path).ok_or_else(|| anyhow::anyhow!("bad percent-encoding in {uri:?}"))?;
+    let document = state.knowledge.document(Some(scope), &path)?;
+    Ok(ReadResourceResult::new(vec![
+        ResourceContents::text(document.markdown, uri).with_mime_type("text/markdown"),
+    ]))
+}
+
+fn encode(part: &str) -> String {
+    let mut encoded = String::with_capacity(part.len());
+    for byte in part.bytes() {
+        match byte {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                encoded.push(byte as char)
+            }
+            _ => encoded.push_str(&format!("%{byte:02X}")),
+        }
+    }
+    encoded
+}
+
+fn decode(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let mut decoded = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = text.get(i + 1..i + 3)?;
+            decoded.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            decoded.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(decoded).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_survive_the_uri() {
+        for path in ["hr/leave policy.docx", "a/ä/100%.md", "plain.md"] {
+            let uri = uri("hr", path);
+            let (_, encoded) = uri.strip_prefix(SCHEME).unwrap().split_once('/').unwrap();
+            assert!(!encoded.contains(' '), "{uri}");
+            assert_eq!(decode(encoded).as_deref(), Some(path));
+        }
+        assert_eq!(decode("%zz"), None);
+    }
+}

@@ -1,0 +1,266 @@
+//! The MCP server: what it says of itself, and each request run on the
+//! blocking pool (the query library is synchronous), within the time limit
+//! and the concurrency limit, with a panic reported as that request's error.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use kts_cli::Messages;
+use kts_query::Knowledge;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,
+    GetPromptResponse, Implementation, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
+    ReadResourceResponse, ServerCapabilities, ServerConfig,
+};
+use rmcp::service::{RequestContext, ServerInitializeError};
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use tokio::sync::Semaphore;
+
+use crate::{prompts, resources, tools};
+
+/// What every request shares: the open knowledge base and the limits.
+pub struct State {
+    pub knowledge: Knowledge,
+    limit: Duration,
+    permits: Semaphore,
+    quiet: bool,
+}
+
+impl State {
+    pub fn new(knowledge: Knowledge, limit: Duration, concurrency: usize, quiet: bool) -> State {
+        State {
+            knowledge,
+            limit,
+            permits: Semaphore::new(concurrency),
+            quiet,
+        }
+    }
+
+    fn log(&self, text: &str) {
+        if !self.quiet {
+            eprintln!("kts-mcp: {text}");
+        }
+    }
+}
+
+/// One client's view of the server (HTTP makes one per session).
+#[derive(Clone)]
+pub struct KtsServer {
+    state: Arc<State>,
+}
+
+impl KtsServer {
+    pub fn new(state: Arc<State>) -> Self {
+        KtsServer { state }
+    }
+
+    /// Runs `work` on the blocking pool, once a concurrency permit is free,
+    /// within the time limit. A failure, a panic or the time running out
+    /// becomes the message of the request's error.
+    async fn run<T: Send + 'static>(
+        &self,
+        what: String,
+        work: impl FnOnce(&State) -> anyhow::Result<T> + Send + 'static,
+    ) -> Result<T, String> {
+        let state = Arc::clone(&self.state);
+        let limit = state.limit;
+        let started = std::time::Instant::now();
+        let job = async move {
+            let _permit = state.permits.acquire().await.ok();
+            let worker = Arc::clone(&state);
+            tokio::task::spawn_blocking(move || work(&worker)).await
+        };
+        let outcome = match tokio::time::timeout(limit, job).await {
+            Err(_) => Err(format!(
+                "{what} took longer than the time limit ({} s)",
+                limit.as_secs()
+            )),
+            Ok(Err(join)) => Err(format!(
+                "{what} failed: internal error ({}); please report it",
+                panic_message(join)
+            )),
+            Ok(Ok(Err(error))) => Err(format!("{error:#}")),
+            Ok(Ok(Ok(value))) => Ok(value),
+        };
+        let elapsed = started.elapsed().as_secs_f64() * 1e3;
+        match &outcome {
+            Ok(_) => self.state.log(&format!("{what}: {elapsed:.1} ms")),
+            Err(message) => self.state.log(&format!("{what}: error: {message}")),
+        }
+        outcome
+    }
+}
+
+fn panic_message(join: tokio::task::JoinError) -> String {
+    if !join.is_panic() {
+        return "cancelled".into();
+    }
+    let payload = join.into_panic();
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic".into())
+}
+
+impl ServerHandler for KtsServer {
+    fn get_info(&self) -> ServerConfig {
+        let knowledge = &self.state.knowledge;
+        let what = match knowledge.is_root() {
+            true => "knowledge root (a folder of scopes)",
+            false => "scope",
+        };
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_prompts()
+                .enable_resources()
+                .build(),
+        )
+        .with_server_info(Implementation::new("kts-mcp", env!("CARGO_PKG_VERSION")))
+        .with_instructions(format!(
+            "A local knowledge base: the {what} {}. Use `search` to find passages with \
+             citations (path, headings, page), `context` for an LLM-ready context, and \
+             `get_document` to read around a hit. Cite the paths you use.",
+            knowledge.dir().display()
+        ))
+    }
+
+    async fn list_tools(
+        &self,
+        _params: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(tools::definitions()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let name = request.name.to_string();
+        if !tools::exists(&name) {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "no tool {name:?}: the tools are {}",
+                    tools::NAMES.join(", ")
+                ),
+                None,
+            ));
+        }
+        let arguments = request.arguments.unwrap_or_default();
+        let what = format!("tool {name}");
+        let result = match self
+            .run(what, move |state| tools::call(state, &name, &arguments))
+            .await
+        {
+            Ok(output) => {
+                let mut result = CallToolResult::success(vec![ContentBlock::text(output.text)]);
+                result.structured_content = Some(output.structured);
+                result
+            }
+            Err(message) => CallToolResult::error(vec![ContentBlock::text(message)]),
+        };
+        Ok(result.into())
+    }
+
+    async fn list_prompts(
+        &self,
+        params: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        let cursor = params.and_then(|p| p.cursor);
+        self.run("list_prompts".into(), move |state| {
+            prompts::list(state, cursor.as_deref())
+        })
+        .await
+        .map_err(|message| ErrorData::invalid_params(message, None))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let what = format!("prompt {}", request.name);
+        self.run(what, move |state| prompts::get(state, &request))
+            .await
+            .map(Into::into)
+            .map_err(|message| ErrorData::invalid_params(message, None))
+    }
+
+    async fn list_resources(
+        &self,
+        params: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let cursor = params.and_then(|p| p.cursor);
+        self.run("list_resources".into(), move |state| {
+            resources::list(state, cursor.as_deref())
+        })
+        .await
+        .map_err(|message| ErrorData::invalid_params(message, None))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _params: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        Ok(ListResourceTemplatesResult::with_all_items(vec![
+            resources::template(),
+        ]))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let uri = request.uri;
+        let what = format!("resource {uri}");
+        self.run(what, move |state| resources::read(state, &uri))
+            .await
+            .map(Into::into)
+            .map_err(|message| ErrorData::resource_not_found(message, None))
+    }
+}
+
+/// Serves one client on stdin and stdout until the input ends, or SIGTERM
+/// or SIGINT.
+pub async fn serve_stdio(state: Arc<State>, messages: &Messages) -> anyhow::Result<()> {
+    let running = match KtsServer::new(state).serve(rmcp::transport::stdio()).await {
+        Ok(running) => running,
+        Err(ServerInitializeError::ConnectionClosed(_)) => {
+            messages.info("the input ended before a client spoke: nothing to serve");
+            return Ok(());
+        }
+        Err(e) => anyhow::bail!("the MCP session did not start: {e}"),
+    };
+    let cancel = running.cancellation_token();
+    tokio::spawn(async move {
+        stop_signal().await;
+        cancel.cancel();
+    });
+    let reason = running.waiting().await?;
+    messages.info(&format!("stopped ({reason:?})"));
+    Ok(())
+}
+
+/// SIGTERM or SIGINT.
+pub async fn stop_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    match signal(SignalKind::terminate()) {
+        Ok(mut terminate) => {
+            tokio::select! {
+                _ = terminate.recv() => {}
+                _ = tokio::signal::ctrl_c() => {}
+            }
+        }
+        Err(_) => {
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
+}

@@ -1,0 +1,350 @@
+//! A scope or a knowledge root kept open to answer many requests, from many
+//! threads at once: the model loads once, the scopes' searchers are kept
+//! and reopened when an index changes (see [`SearcherPool`]), the root's
+//! catalog is reread when it is rebuilt. It is the library behind kts-mcp;
+//! the answers are those of kts-query, made by the same code.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::SystemTime;
+
+use kts_catalog::CatalogRow;
+use kts_cli::Messages;
+use kts_record::{HitRecord, NodeRecord, ScopeCountRecord};
+use kts_store::{ScopeEntry, StoredDocument};
+
+use crate::evidence::{self, Report};
+use crate::federation::{self, Route, Routing};
+use crate::{ModelChoice, Request, SearcherPool, scope_slug};
+
+/// Idle searchers kept open in all.
+const POOLED: usize = 512;
+
+/// An open scope or knowledge root.
+pub struct Knowledge {
+    dir: PathBuf,
+    /// The name warnings are given under on stderr.
+    tool: &'static str,
+    pool: SearcherPool,
+    /// `None` for a scope.
+    root: Option<Mutex<RootState>>,
+}
+
+struct RootState {
+    routing: Routing,
+    /// When the catalog was last written, as read at open.
+    catalog_modified: Option<SystemTime>,
+}
+
+/// The hits of a request and where they were looked for.
+pub struct Answer {
+    pub hits: Vec<HitRecord>,
+    /// The slugs of the scopes asked.
+    pub scopes: Vec<String>,
+}
+
+/// A document read back, with the scope it belongs to.
+pub struct Document {
+    pub scope: String,
+    pub stored: StoredDocument,
+    pub markdown: String,
+}
+
+impl Knowledge {
+    /// Opens `dir`, a scope (it has an index) or a knowledge root (its
+    /// sub-folders do, or it has a catalog).
+    pub fn open(dir: &Path, model: ModelChoice, tool: &'static str) -> anyhow::Result<Knowledge> {
+        let messages = Messages::new(tool);
+        let root = if federation::is_root(dir) {
+            Some(Mutex::new(RootState::open(dir, &messages)?))
+        } else if kts_store::is_scope(dir) {
+            kts_store::Store::open_read(dir)?;
+            None
+        } else {
+            anyhow::bail!(
+                "{} is neither a scope (it has no index .kts/kts.db) nor a knowledge root \
+                 (no sub-folder has one): index it with kts-crawl DIR | kts-convert | kts-chunk \
+                 | kts-embed | kts-index DIR",
+                dir.display()
+            );
+        };
+        Ok(Knowledge {
+            dir: dir.to_path_buf(),
+            tool,
+            pool: SearcherPool::new(model, POOLED),
+            root,
+        })
+    }
+
+    /// Loads the model and opens the first scope's searcher now, so that the
+    /// first question does not wait for them.
+    pub fn warm_up(&self) -> anyhow::Result<()> {
+        let Some(scope) = self.scopes()?.into_iter().next() else {
+            return Ok(());
+        };
+        let request = Request::default();
+        self.pool
+            .with(&scope.path, &request, &self.messages(), |searcher| {
+                searcher.embed_question("warm up").map(drop)
+            })
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    pub fn is_root(&self) -> bool {
+        self.root.is_some()
+    }
+
+    fn messages(&self) -> Messages {
+        Messages::new(self.tool)
+    }
+
+    /// The indexed scopes (a scope: itself).
+    pub fn scopes(&self) -> anyhow::Result<Vec<ScopeEntry>> {
+        match &self.root {
+            Some(root) => Ok(self.routing(root)?.routing.scopes().cloned().collect()),
+            None => Ok(vec![self.own_scope()]),
+        }
+    }
+
+    fn own_scope(&self) -> ScopeEntry {
+        let dir = self.dir.canonicalize().unwrap_or_else(|_| self.dir.clone());
+        ScopeEntry {
+            slug: dir
+                .file_name()
+                .map(|n| scope_slug(&n.to_string_lossy()))
+                .unwrap_or_default(),
+            path: self.dir.clone(),
+            indexed: true,
+        }
+    }
+
+    /// Each scope's catalog row (a scope's own, read now).
+    pub fn scope_rows(&self) -> anyhow::Result<Vec<CatalogRow>> {
+        match &self.root {
+            Some(root) => self.routing(root)?.routing.scope_rows(&self.messages()),
+            None => {
+                let scope = self.own_scope();
+                let parent = self.dir.parent().unwrap_or(Path::new("."));
+                Ok(vec![kts_catalog::read_scope(parent, &scope)?])
+            }
+        }
+    }
+
+    /// The request's hits, best first, as `kts-query DIR QUESTION` finds them.
+    pub fn search(&self, request: &Request) -> anyhow::Result<Answer> {
+        let messages = self.messages();
+        match &self.root {
+            Some(root) => {
+                let route = self.route(root, request)?;
+                let hits = federation::search_routed(&self.pool, request, &route, None, &messages)?;
+                Ok(Answer {
+                    hits,
+                    scopes: route.scopes.into_iter().map(|s| s.slug).collect(),
+                })
+            }
+            None => {
+                let scope = self.scope_asked(request)?;
+                let mut hits = self
+                    .pool
+                    .with(&scope.path, request, &messages, |searcher| {
+                        searcher.search(&request.question, None)
+                    })?;
+                if let Some(min) = request.min_confidence {
+                    hits.retain(|h| h.confidence.is_some_and(|c| c >= min));
+                }
+                Ok(Answer {
+                    hits,
+                    scopes: vec![scope.slug],
+                })
+            }
+        }
+    }
+
+    /// A Markdown context for an LLM within the request's budget, as
+    /// `kts-query DIR QUESTION --context`: the graph's facts when one scope
+    /// answers, then the cited passages.
+    pub fn context(&self, request: &Request) -> anyhow::Result<String> {
+        let messages = self.messages();
+        let (scope, request) = match &self.root {
+            None => (self.scope_asked(request)?, request.clone()),
+            Some(root) => {
+                let route = self.route(root, request)?;
+                if route.scopes.len() != 1 {
+                    let hits =
+                        federation::search_routed(&self.pool, request, &route, None, &messages)?;
+                    return Ok(crate::context::markdown(None, &hits, request.budget));
+                }
+                (
+                    route.scopes[0].clone(),
+                    federation::scope_request(request, &route),
+                )
+            }
+        };
+        self.pool
+            .with(&scope.path, &request, &messages, |searcher| {
+                let mut hits = searcher.search(&request.question, None)?;
+                if let Some(min) = request.min_confidence {
+                    hits.retain(|h| h.confidence.is_some_and(|c| c >= min));
+                }
+                searcher.context(&request.question, &hits, request.budget)
+            })
+    }
+
+    /// The scopes whose documents hold every word of the question.
+    pub fn count_by_scope(&self, request: &Request) -> anyhow::Result<Vec<ScopeCountRecord>> {
+        let messages = self.messages();
+        let route = match &self.root {
+            Some(root) => self
+                .routing(root)?
+                .routing
+                .every_scope(request, &messages)?,
+            None => Route {
+                scopes: vec![self.scope_asked(request)?],
+                doc_type: None,
+                question: request.question.clone(),
+                how: "the scope".into(),
+            },
+        };
+        Ok(federation::count_by_scope(&route, &messages))
+    }
+
+    /// An answer's claims checked against one scope, as `kts-query DIR
+    /// QUESTION --evidence ANSWER`.
+    pub fn check_answer(
+        &self,
+        request: &Request,
+        answer: &str,
+        min_coverage: f64,
+    ) -> anyhow::Result<Report> {
+        let scope = self.one_scope(request.scopes.first().map(String::as_str))?;
+        self.pool
+            .with(&scope.path, request, &self.messages(), |searcher| {
+                evidence::check(searcher, &request.question, answer, min_coverage)
+            })
+    }
+
+    /// The document with this path (or doc_id) in a scope, and its Markdown.
+    pub fn document(&self, scope: Option<&str>, path_or_id: &str) -> anyhow::Result<Document> {
+        let scope = self.one_scope(scope)?;
+        let request = Request::default();
+        self.pool
+            .with(&scope.path, &request, &self.messages(), |searcher| {
+                let store = searcher.store();
+                let stored = store.document(path_or_id)?.ok_or_else(|| {
+                    anyhow::anyhow!("no document {path_or_id:?} in the scope {}", scope.slug)
+                })?;
+                let markdown = store.document_markdown(&stored)?;
+                Ok(Document {
+                    scope: scope.slug.clone(),
+                    stored,
+                    markdown,
+                })
+            })
+    }
+
+    /// Up to `limit` documents of a scope in path order, after the path `after`.
+    pub fn documents(
+        &self,
+        scope: &ScopeEntry,
+        after: Option<&str>,
+        limit: usize,
+    ) -> anyhow::Result<Vec<StoredDocument>> {
+        self.pool.with(
+            &scope.path,
+            &Request::default(),
+            &self.messages(),
+            |searcher| searcher.store().documents_after(after, limit),
+        )
+    }
+
+    /// The documents most related to the one at `path`, by the scope's graph.
+    pub fn related(
+        &self,
+        scope: Option<&str>,
+        path: &str,
+        top: usize,
+    ) -> anyhow::Result<Vec<NodeRecord>> {
+        let scope = self.one_scope(scope)?;
+        self.pool.with(
+            &scope.path,
+            &Request::default(),
+            &self.messages(),
+            |searcher| searcher.related(path, top),
+        )
+    }
+
+    /// The scope a one-scope operation works on: the one named, or the only one.
+    pub fn one_scope(&self, slug: Option<&str>) -> anyhow::Result<ScopeEntry> {
+        let Some(root) = &self.root else {
+            return self.scope_asked(&Request {
+                scopes: slug.map(String::from).into_iter().collect(),
+                ..Request::default()
+            });
+        };
+        let state = self.routing(root)?;
+        if let Some(slug) = slug {
+            return state.routing.scope(slug).cloned().ok_or_else(|| {
+                anyhow::anyhow!(
+                    "no indexed scope {slug:?} in this knowledge root (list_scopes lists them)"
+                )
+            });
+        }
+        let mut scopes = state.routing.scopes();
+        match (scopes.next(), scopes.next()) {
+            (Some(only), None) => Ok(only.clone()),
+            _ => anyhow::bail!(
+                "this knowledge root has several scopes: name one (list_scopes lists them)"
+            ),
+        }
+    }
+
+    /// A scope's own scope, refusing any other one named.
+    fn scope_asked(&self, request: &Request) -> anyhow::Result<ScopeEntry> {
+        let own = self.own_scope();
+        match request.scopes.iter().find(|s| s.to_lowercase() != own.slug) {
+            Some(other) => anyhow::bail!(
+                "no scope {other:?} here: {} is the scope {}",
+                self.dir.display(),
+                own.slug
+            ),
+            None => Ok(own),
+        }
+    }
+
+    fn route(&self, root: &Mutex<RootState>, request: &Request) -> anyhow::Result<Route> {
+        Ok(self
+            .routing(root)?
+            .routing
+            .route(request, &self.messages())?)
+    }
+
+    /// The root's routing, reopened first when the catalog has been rebuilt.
+    fn routing<'a>(
+        &self,
+        root: &'a Mutex<RootState>,
+    ) -> anyhow::Result<std::sync::MutexGuard<'a, RootState>> {
+        let mut state = root.lock().unwrap_or_else(|p| p.into_inner());
+        if catalog_modified(&self.dir) != state.catalog_modified {
+            *state = RootState::open(&self.dir, &self.messages())?;
+        }
+        Ok(state)
+    }
+}
+
+impl RootState {
+    fn open(dir: &Path, messages: &Messages) -> anyhow::Result<RootState> {
+        Ok(RootState {
+            catalog_modified: catalog_modified(dir),
+            routing: Routing::open(dir, messages)?,
+        })
+    }
+}
+
+fn catalog_modified(root: &Path) -> Option<SystemTime> {
+    std::fs::metadata(kts_catalog::catalog_path(root))
+        .and_then(|m| m.modified())
+        .ok()
+}

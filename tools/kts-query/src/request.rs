@@ -1,0 +1,121 @@
+//! What a question asks, whoever asks it: kts-query maps its flags into a
+//! [`Request`], kts-mcp a tool call's arguments. A [`Searcher`](crate::Searcher)
+//! opened once answers any number of requests.
+
+use kts_cli::Messages;
+use kts_store::Filters;
+
+use crate::rank::signals::Weights;
+use crate::steps::{Step, Steps};
+use crate::{MIN_FILTERED, Mode};
+
+/// Documents have several chunks: fetching this many chunks per wanted
+/// result leaves enough distinct documents after deduplication.
+const CHUNKS_PER_RESULT: usize = 4;
+
+/// One question and how to answer it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Request {
+    pub question: String,
+    /// In a knowledge root: the scopes to ask, by slug (none: routed).
+    pub scopes: Vec<String>,
+    /// Only documents of these types (any when empty).
+    pub doc_types: Vec<String>,
+    pub mode: Mode,
+    pub top_k: usize,
+    /// Chunks each retriever contributes before fusion (at least 4 × `top_k`).
+    pub candidates: usize,
+    /// Keep every matching chunk, not only the best one of each document.
+    pub all_chunks: bool,
+    /// Steps of the query pipeline besides the default ones, and those not to run.
+    pub with: Vec<Step>,
+    pub without: Vec<Step>,
+    /// Ranking weight overrides, `NAME=VALUE`.
+    pub weights: Vec<String>,
+    /// A filtered search returning fewer documents than this is joined by the unfiltered one.
+    pub min_filtered: usize,
+    /// Hits below this confidence are left out.
+    pub min_confidence: Option<f64>,
+    /// In a knowledge root: most scopes a question may fan out to.
+    pub max_scopes: usize,
+    /// The size of a context for an LLM, in tokens (characters / 4).
+    pub budget: usize,
+}
+
+impl Default for Request {
+    fn default() -> Self {
+        Request {
+            question: String::new(),
+            scopes: Vec::new(),
+            doc_types: Vec::new(),
+            mode: Mode::Hybrid,
+            top_k: 10,
+            candidates: 100,
+            all_chunks: false,
+            with: Vec::new(),
+            without: Vec::new(),
+            weights: Vec::new(),
+            min_filtered: MIN_FILTERED,
+            min_confidence: None,
+            max_scopes: 100,
+            budget: 2000,
+        }
+    }
+}
+
+impl Request {
+    /// The same settings for another question.
+    pub fn asking(&self, question: &str) -> Request {
+        Request {
+            question: question.to_string(),
+            ..self.clone()
+        }
+    }
+}
+
+/// How one scope's searcher runs a request.
+#[derive(Clone, Debug)]
+pub(crate) struct Settings {
+    pub mode: Mode,
+    pub filters: Filters,
+    pub candidates: usize,
+    pub top_k: usize,
+    pub all_chunks: bool,
+    pub steps: Steps,
+    pub weights: Weights,
+    pub min_filtered: usize,
+}
+
+impl Settings {
+    /// The settings of `request` on a scope with or without vectors; the
+    /// fall-back to BM25 of hybrid search without vectors is told to `messages`.
+    pub fn new(request: &Request, has_vectors: bool, messages: &Messages) -> anyhow::Result<Self> {
+        Ok(Settings {
+            mode: effective_mode(request.mode, has_vectors, messages)?,
+            filters: Filters {
+                doc_types: request.doc_types.iter().map(|t| t.to_uppercase()).collect(),
+                doc_ids: None,
+            },
+            candidates: request.candidates.max(request.top_k * CHUNKS_PER_RESULT),
+            top_k: request.top_k,
+            all_chunks: request.all_chunks,
+            steps: Steps::new(&request.with, &request.without),
+            weights: Weights::with_overrides(&request.weights)?,
+            min_filtered: request.min_filtered,
+        })
+    }
+}
+
+/// Hybrid on an index without embeddings is BM25, with a warning; vector is an error.
+fn effective_mode(mode: Mode, has_vectors: bool, messages: &Messages) -> anyhow::Result<Mode> {
+    match (mode, has_vectors) {
+        (Mode::Hybrid, false) => {
+            messages.warn("the index has no embeddings: searching with BM25 only");
+            Ok(Mode::Bm25)
+        }
+        (Mode::Vector, false) => anyhow::bail!(
+            "the index has no embeddings: run kts-embed before kts-index, or use --mode bm25"
+        ),
+        _ => Ok(mode),
+    }
+}

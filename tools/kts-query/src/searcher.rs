@@ -1,0 +1,516 @@
+//! One scope's index opened for questions: the query pipeline's plan, the
+//! retrievers, fusion, ranking signals and the `kts.hit/1` records.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use kts_cli::Messages;
+use kts_record::{HitRecord, NodeRecord, PlanNote, PlanRecord, PlannedQuery, Signal};
+use kts_store::{ChangeStamp, Filters, Meta, Scored, Store};
+use petgraph::stable_graph::NodeIndex;
+
+use crate::embedder::{ModelChoice, SharedModel, mismatch};
+use crate::graph::{QueryGraph, graph_list};
+use crate::plan::lexicon::{Lexicon, QueryConfig};
+use crate::plan::{Plan, Planner, Role, SubQuery};
+use crate::rank::confidence::{confidence, features as confidence_features};
+use crate::rank::fuse::{Fused, fuse, top_k};
+use crate::request::{Request, Settings};
+use crate::steps::Step;
+use crate::{Mode, rank, scope_slug};
+
+/// An open index and, once needed, the model to embed questions with.
+pub struct Searcher {
+    store: Store,
+    meta: Meta,
+    scope: String,
+    has_vectors: bool,
+    /// How the current request runs.
+    settings: Settings,
+    model: ModelChoice,
+    embedder: Option<SharedModel>,
+    /// A second connection, for vector search beside BM25 in hybrid mode
+    /// (opened at first use, unless the retrievers run one after the other).
+    vector_store: Option<Store>,
+    concurrent: bool,
+    config: QueryConfig,
+    /// The index's state when opened (see [`Searcher::is_current`]).
+    opened: ChangeStamp,
+    /// Whether the scope has graph tables (read once, at open).
+    has_graph: bool,
+    /// The document types the scope has.
+    doc_types: Vec<String>,
+    /// The graph once loaded (`None` when the scope has none).
+    graph: std::cell::OnceCell<Option<QueryGraph>>,
+}
+
+/// One query's lists: its filtered and, when those found too little,
+/// unfiltered retrieval, each retriever's list named after the query.
+struct Retrieved {
+    lists: Vec<(String, Vec<Scored>)>,
+    documents: usize,
+    fell_back: bool,
+}
+
+impl Searcher {
+    /// Opens the index of the scope `dir` for `request`; refuses a model
+    /// other than the index's before loading anything.
+    pub fn open(
+        dir: &Path,
+        request: &Request,
+        model: &ModelChoice,
+        messages: &Messages,
+    ) -> anyhow::Result<Searcher> {
+        let store = Store::open_read(dir)?;
+        let meta = store.meta()?;
+        model.check(&meta, dir)?;
+        let has_vectors = store.has_vectors()?;
+        Ok(Searcher {
+            opened: store.change_stamp()?,
+            scope: scope_of(dir),
+            doc_types: store.doc_types()?,
+            config: QueryConfig::load(dir)?,
+            has_graph: kts_graph::tables::exist(store.connection())?,
+            settings: Settings::new(request, has_vectors, messages)?,
+            has_vectors,
+            store,
+            meta,
+            model: model.clone(),
+            embedder: None,
+            vector_store: None,
+            concurrent: true,
+            graph: std::cell::OnceCell::new(),
+        })
+    }
+
+    /// Whether the index is as it was when this searcher opened it (nothing
+    /// committed since, `vectors.bin` not rewritten): a searcher kept open is
+    /// reopened otherwise, since it holds the graph, the doc types and the
+    /// vector file of that moment.
+    pub fn is_current(&self) -> bool {
+        self.store
+            .change_stamp()
+            .is_ok_and(|now| now == self.opened)
+    }
+
+    /// Takes the settings of another request (a hybrid one on an index
+    /// without vectors runs with BM25, silently: the open said so).
+    pub fn configure(&mut self, request: &Request) -> anyhow::Result<()> {
+        let quiet = Messages::new("kts-query").quiet(true);
+        self.settings = Settings::new(request, self.has_vectors, &quiet)?;
+        Ok(())
+    }
+
+    fn embedder(&mut self) -> anyhow::Result<&SharedModel> {
+        if self.embedder.is_none() {
+            let scope = self.store.scope().to_path_buf();
+            self.embedder = Some(self.model.load(&self.meta, &scope)?);
+        }
+        Ok(self.embedder.as_ref().expect("loaded above"))
+    }
+
+    /// A given embedding, checked against the index's model.
+    fn checked(&self, vector: Vec<f32>, model: Option<String>) -> anyhow::Result<Vec<f32>> {
+        let model = model.unwrap_or_else(|| "unknown".into());
+        if Some(&model) != self.meta.model_id.as_ref() || Some(vector.len()) != self.meta.dims {
+            return Err(mismatch(&self.meta, self.store.scope(), &model, vector.len()).into());
+        }
+        Ok(vector)
+    }
+
+    /// Runs BM25 and vector search one after the other on one connection
+    /// (when many scopes are searched in parallel already).
+    pub fn one_connection(&mut self) {
+        self.concurrent = false;
+    }
+
+    /// The slug hits name their scope by (the folder name's, unless a
+    /// knowledge root had to make it unique).
+    pub fn set_scope_name(&mut self, slug: &str) {
+        self.scope = slug.to_string();
+    }
+
+    /// The question embedded by the index's model, with the model's id;
+    /// `None` when the search runs without vectors.
+    pub fn embed_question(
+        &mut self,
+        text: &str,
+    ) -> anyhow::Result<Option<(Vec<f32>, Option<String>)>> {
+        if self.settings.mode == Mode::Bm25 {
+            return Ok(None);
+        }
+        let model = self.meta.model_id.clone();
+        Ok(Some((self.embedder()?.embed_query(text)?, model)))
+    }
+
+    /// The scope's graph, loaded at first use (`None` when kts-graph built none).
+    fn graph(&self) -> anyhow::Result<Option<&QueryGraph>> {
+        if self.graph.get().is_none() {
+            let loaded = QueryGraph::load(&self.store, self.store.scope())?;
+            let _ = self.graph.set(loaded);
+        }
+        Ok(self.graph.get().and_then(Option::as_ref))
+    }
+
+    /// A Markdown context for an LLM: what the graph knows of the question's
+    /// entities, then the hits' passages, cited, within `budget` tokens.
+    pub fn context(
+        &self,
+        question: &str,
+        hits: &[HitRecord],
+        budget: usize,
+    ) -> anyhow::Result<String> {
+        let seeds = self.seeds(question)?;
+        let graph = self.graph()?.map(|g| (g, seeds.as_slice()));
+        Ok(crate::context::markdown(graph, hits, budget))
+    }
+
+    /// The documents sharing the most (and the rarest) entities with the
+    /// document at `path`, from the scope's graph.
+    pub fn related(&self, path: &str, top: usize) -> anyhow::Result<Vec<NodeRecord>> {
+        match self.graph()? {
+            Some(graph) => kts_graph::queries::related(&graph.kg, path, top),
+            None => anyhow::bail!(
+                "the scope {} has no knowledge graph: build it with kts-graph DIR",
+                self.scope
+            ),
+        }
+    }
+
+    /// The open store, for reading documents back.
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// The scope's graph entities the question names (none without a graph).
+    pub fn seeds(&self, text: &str) -> anyhow::Result<Vec<NodeIndex>> {
+        Ok(self.graph()?.map(|g| g.seeds(text)).unwrap_or_default())
+    }
+
+    /// The queries the pipeline's steps make of a question.
+    pub fn plan(&self, question: &str) -> anyhow::Result<Plan> {
+        let lexicon = Lexicon::new(self.store.connection(), &self.config, self.has_graph);
+        let planner = Planner::new(
+            lexicon,
+            &self.settings.steps,
+            &self.settings.filters,
+            &self.doc_types,
+            plain_extractor(),
+        );
+        planner.plan(question)
+    }
+
+    /// The results for one question, best first.
+    pub fn search(
+        &mut self,
+        text: &str,
+        given: Option<(Vec<f32>, Option<String>)>,
+    ) -> anyhow::Result<Vec<HitRecord>> {
+        Ok(self.search_explained(text, given)?.0)
+    }
+
+    /// The results for one question and the record of how they were found.
+    pub fn search_explained(
+        &mut self,
+        text: &str,
+        given: Option<(Vec<f32>, Option<String>)>,
+    ) -> anyhow::Result<(Vec<HitRecord>, PlanRecord)> {
+        let plan = self.plan(text)?;
+        let mut given = match given {
+            Some((vector, model)) => Some(self.checked(vector, model)?),
+            None => None,
+        };
+        let mut lists = Vec::new();
+        let mut planned = Vec::new();
+        let mut parts = 0;
+        for query in &plan.queries {
+            // A given embedding is the question's; other texts need the model.
+            let vector = match self.settings.mode {
+                Mode::Bm25 => None,
+                _ if query.role == Role::Question && query.embed_text == text.trim() => {
+                    match given.take() {
+                        Some(vector) => Some(vector),
+                        None => Some(self.embedder()?.embed_query(&query.embed_text)?),
+                    }
+                }
+                _ => Some(self.embedder()?.embed_query(&query.embed_text)?),
+            };
+            let prefix = match query.role {
+                Role::Question => String::new(),
+                Role::Part => {
+                    parts += 1;
+                    format!("part{parts}_")
+                }
+                Role::StepBack => "step_back_".to_string(),
+            };
+            let retrieved = self.retrieve_query(query, vector.as_deref(), &prefix)?;
+            planned.push(planned_query(query, &retrieved));
+            lists.extend(retrieved.lists);
+        }
+        // Chunk → document, asked of the store once per chunk.
+        let mut docs: HashMap<i64, Option<String>> = HashMap::new();
+        let store = &self.store;
+        let mut doc_of = |rowid: i64| -> anyhow::Result<Option<String>> {
+            if let Some(doc) = docs.get(&rowid) {
+                return Ok(doc.clone());
+            }
+            let doc = store.doc_id_of(rowid)?;
+            docs.insert(rowid, doc.clone());
+            Ok(doc)
+        };
+        if self.settings.steps.on(Step::Graph) {
+            let seeds = self.seeds(text)?;
+            if let (Some(graph), false) = (self.graph()?, seeds.is_empty()) {
+                let scores = graph.document_scores(&graph.reach(&seeds));
+                let list = graph_list(&lists, &scores, &mut doc_of)?;
+                if !list.is_empty() {
+                    lists.push(("graph".to_string(), list));
+                }
+            }
+        }
+        let weights = &self.settings.weights;
+        let weight_of = |name: &str| {
+            if name == "graph" {
+                weights.get("graph")
+            } else if name.starts_with("part") {
+                weights.get("part")
+            } else if name.starts_with("step_back") {
+                weights.get("step_back")
+            } else {
+                1.0
+            }
+        };
+        let mut fused = fuse(&lists, weight_of);
+        if self.settings.steps.on(Step::Signals) {
+            self.apply_signals(&plan, &mut fused)?;
+        }
+        let kept = top_k(fused, self.settings.top_k, self.settings.all_chunks, doc_of)?;
+        let hits = self.hit_records(&kept)?;
+        let record = PlanRecord {
+            schema: kts_record::schema_id::PLAN.into(),
+            question: text.to_string(),
+            scope: self.scope.clone(),
+            steps: self
+                .settings
+                .steps
+                .names()
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
+            intent: plan.intent.map(|i| i.name.to_string()),
+            error_codes: plan.error_codes.clone(),
+            entities: plan.entities.clone(),
+            queries: planned,
+            notes: plan
+                .notes
+                .iter()
+                .map(|n| PlanNote {
+                    step: n.step.to_string(),
+                    detail: n.detail.clone(),
+                })
+                .collect(),
+            weights: self
+                .settings
+                .weights
+                .iter()
+                .map(|(n, w)| (n.to_string(), w))
+                .collect(),
+        };
+        Ok((hits, record))
+    }
+
+    /// Multiplies the fused score of the best candidates by their signals'
+    /// boost and orders them again.
+    fn apply_signals(&self, plan: &Plan, fused: &mut [Fused]) -> anyhow::Result<()> {
+        let considered = fused.len().min(self.settings.candidates);
+        let rowids: Vec<i64> = fused[..considered].iter().map(|f| f.rowid).collect();
+        let hits = self.store.fetch_hits(&rowids)?;
+        let by_rowid: HashMap<i64, &kts_store::Hit> = hits.iter().map(|h| (h.rowid, h)).collect();
+        for f in fused[..considered].iter_mut() {
+            let Some(hit) = by_rowid.get(&f.rowid) else {
+                continue;
+            };
+            let signals = rank::signals::signals(plan, hit);
+            f.score *= rank::signals::boost(&signals, &self.settings.weights);
+            for (name, value) in signals {
+                f.signals.insert(
+                    name.to_string(),
+                    Scored {
+                        rowid: f.rowid,
+                        score: value,
+                        rank: 0,
+                    },
+                );
+            }
+        }
+        fused[..considered].sort_by(|a, b| b.score.total_cmp(&a.score).then(a.rowid.cmp(&b.rowid)));
+        Ok(())
+    }
+
+    /// One query's lists, a list per retriever: the filtered search's hits,
+    /// followed, when it found fewer than `--min-filtered` documents, by the
+    /// unfiltered search's other hits.
+    fn retrieve_query(
+        &mut self,
+        query: &SubQuery,
+        vector: Option<&[f32]>,
+        prefix: &str,
+    ) -> anyhow::Result<Retrieved> {
+        let mut lists = self.retrieve(&query.search_text, vector, &query.filters)?;
+        let documents = self.count_documents(&lists)?;
+        let filtered = query.filters != self.settings.filters;
+        let fell_back = filtered && documents < self.settings.min_filtered;
+        if fell_back {
+            let unfiltered = self.settings.filters.clone();
+            let more = self.retrieve(&query.unfiltered_text, vector, &unfiltered)?;
+            for ((_, list), (_, more)) in lists.iter_mut().zip(more) {
+                append_new(list, more);
+            }
+        }
+        Ok(Retrieved {
+            lists: lists
+                .into_iter()
+                .map(|(name, list)| (format!("{prefix}{name}"), list))
+                .collect(),
+            documents,
+            fell_back,
+        })
+    }
+
+    fn count_documents(&self, lists: &[(&str, Vec<Scored>)]) -> anyhow::Result<usize> {
+        let mut docs = std::collections::HashSet::new();
+        for (_, list) in lists {
+            for scored in list {
+                if let Some(doc) = self.store.doc_id_of(scored.rowid)? {
+                    docs.insert(doc);
+                    if docs.len() >= self.settings.min_filtered {
+                        return Ok(docs.len());
+                    }
+                }
+            }
+        }
+        Ok(docs.len())
+    }
+
+    /// Each retriever's candidates; in hybrid mode BM25 and vector search
+    /// run at the same time, on two connections.
+    fn retrieve(
+        &mut self,
+        text: &str,
+        vector: Option<&[f32]>,
+        filters: &Filters,
+    ) -> anyhow::Result<Vec<(&'static str, Vec<Scored>)>> {
+        let k = self.settings.candidates;
+        if self.settings.mode == Mode::Hybrid && self.concurrent && self.vector_store.is_none() {
+            self.vector_store = Some(Store::open_read(self.store.scope())?);
+        }
+        match (self.settings.mode, vector, self.vector_store.as_mut()) {
+            (Mode::Hybrid, Some(vector), Some(vector_store)) => {
+                let store = &self.store;
+                std::thread::scope(|s| {
+                    let near = s.spawn(move || vector_store.search_vector(vector, k, filters));
+                    let bm25 = store.search_bm25(text, k, filters)?;
+                    let near = near.join().expect("vector search panicked")?;
+                    Ok(vec![("bm25", bm25), ("vector", near)])
+                })
+            }
+            (Mode::Hybrid, Some(vector), None) => Ok(vec![
+                ("bm25", self.store.search_bm25(text, k, filters)?),
+                ("vector", self.store.search_vector(vector, k, filters)?),
+            ]),
+            (Mode::Vector, Some(vector), _) => Ok(vec![(
+                "vector",
+                self.store.search_vector(vector, k, filters)?,
+            )]),
+            _ => Ok(vec![("bm25", self.store.search_bm25(text, k, filters)?)]),
+        }
+    }
+
+    fn hit_records(&self, kept: &[Fused]) -> anyhow::Result<Vec<HitRecord>> {
+        let rowids: Vec<i64> = kept.iter().map(|f| f.rowid).collect();
+        let hits = self.store.fetch_hits(&rowids)?;
+        Ok(kept
+            .iter()
+            .zip(hits)
+            .enumerate()
+            .map(|(i, (fused, hit))| HitRecord {
+                schema: kts_record::schema_id::HIT.into(),
+                rank: i + 1,
+                score: fused.score,
+                doc_id: hit.doc_id,
+                chunk_id: hit.chunk_id,
+                scope: self.scope.clone(),
+                path: hit.path,
+                title: hit.title,
+                doc_type: hit.doc_type,
+                text: hit.text,
+                heading_path: hit.heading_path,
+                start: hit.start,
+                end: hit.end,
+                page: hit.page,
+                slide: hit.slide,
+                signals: signals(fused),
+                confidence: Some(confidence(&confidence_features(fused, i + 1))),
+            })
+            .collect())
+    }
+}
+
+/// `list` followed by the entries of `more` it lacks, ranked again.
+fn append_new(list: &mut Vec<Scored>, more: Vec<Scored>) {
+    let seen: std::collections::HashSet<i64> = list.iter().map(|s| s.rowid).collect();
+    list.extend(more.into_iter().filter(|s| !seen.contains(&s.rowid)));
+    for (i, scored) in list.iter_mut().enumerate() {
+        scored.rank = i + 1;
+    }
+}
+
+/// What one query of the plan was and found, for the plan record.
+fn planned_query(query: &SubQuery, retrieved: &Retrieved) -> PlannedQuery {
+    PlannedQuery {
+        role: match query.role {
+            Role::Question => "question",
+            Role::Part => "part",
+            Role::StepBack => "step_back",
+        }
+        .to_string(),
+        search_text: query.search_text.clone(),
+        embed_text: query.embed_text.clone(),
+        doc_types: query.doc_types.clone(),
+        entities: query.entities.clone(),
+        documents: retrieved.documents,
+        fell_back: retrieved.fell_back,
+    }
+}
+
+fn signals(fused: &Fused) -> std::collections::BTreeMap<String, Signal> {
+    fused
+        .signals
+        .iter()
+        .map(|(name, scored)| {
+            let rank = (scored.rank > 0).then_some(scored.rank);
+            (
+                name.clone(),
+                Signal {
+                    rank,
+                    score: scored.score,
+                },
+            )
+        })
+        .collect()
+}
+
+fn scope_of(dir: &Path) -> String {
+    let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    dir.file_name()
+        .map(|n| scope_slug(&n.to_string_lossy()))
+        .unwrap_or_default()
+}
+
+/// The entity extractor without seeds or taxonomy, built once per process
+/// (its patterns take milliseconds to compile; a knowledge root opens many scopes).
+fn plain_extractor() -> &'static kts_graph::extract::Extractor {
+    static EXTRACTOR: std::sync::OnceLock<kts_graph::extract::Extractor> =
+        std::sync::OnceLock::new();
+    EXTRACTOR.get_or_init(|| kts_graph::extract::Extractor::new(&[], &[]))
+}
