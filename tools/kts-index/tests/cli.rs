@@ -17,6 +17,18 @@ fn doc_lines(i: usize) -> String {
     format!("{doc}\n{chunk}\n")
 }
 
+/// kts-index SCOPE FLAGS on `input`, run to its end.
+fn index_input(scope: &std::path::Path, flags: &[&str], input: &str) -> std::process::Output {
+    let mut child = writer(scope, flags);
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
 fn writer(scope: &std::path::Path, flags: &[&str]) -> std::process::Child {
     Command::new(env!("CARGO_BIN_EXE_kts-index"))
         .arg(scope)
@@ -96,15 +108,8 @@ fn chunks_without_their_document_are_indexed_and_errors_counted() {
         "path": "notes/a.txt", "index": 0, "text": "orphan chunk", "start": 0, "end": 12});
     let error = json!({"schema": "kts.error/1", "stage": "kts-convert", "path": "bad.pdf",
         "code": "corrupt", "message": "not a PDF"});
-    let mut child = writer(dir.path(), &[]);
     let input = format!("{chunk}\n{error}\nnot json\n");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = index_input(dir.path(), &[], &input);
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("kts-convert failed on bad.pdf"), "{stderr}");
@@ -128,16 +133,7 @@ fn a_second_model_is_refused_with_the_reindex_advice() {
         json!({"schema": "kts.chunk/1", "chunk_id": id, "doc_id": doc_id(id), "path": id, "index": 0,
             "text": "t", "start": 0, "end": 1, "embedding": [0.6, 0.8], "model": model})
     };
-    let run = |input: String, flags: &[&str]| {
-        let mut child = writer(dir.path(), flags);
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(input.as_bytes())
-            .unwrap();
-        child.wait_with_output().unwrap()
-    };
+    let run = |input: String, flags: &[&str]| index_input(dir.path(), flags, &input);
     assert!(run(format!("{}\n", line("a", "m1")), &[]).status.success());
     let refused = run(format!("{}\n", line("b", "m2")), &[]);
     assert_eq!(refused.status.code(), Some(2));
@@ -160,14 +156,7 @@ fn a_document_that_cannot_be_stored_fails_alone() {
     let chunk = json!({"schema": "kts.chunk/1", "chunk_id": "same", "doc_id": doc_id("twice.md"),
         "path": "twice.md", "index": 0, "text": "duplicated id", "start": 0, "end": 1});
     let input = format!("{doc}\n{chunk}\n{chunk}\n{}", doc_lines(1));
-    let mut child = writer(dir.path(), &[]);
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = index_input(dir.path(), &[], &input);
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("error (at twice.md)"), "{stderr}");
@@ -192,14 +181,7 @@ fn records_naming_files_outside_the_scope_are_refused() {
         doc_lines(1),
         doc_lines(2)
     );
-    let mut child = writer(dir.path(), &[]);
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = index_input(dir.path(), &[], &input);
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(stderr.matches("unsafe-path").count(), 3, "{stderr}");

@@ -329,6 +329,14 @@ fn batch_args(dir: &str, flags: &[String]) -> anyhow::Result<kts_query::Args> {
     Ok(kts_query::Args::try_parse_from(argv)?)
 }
 
+/// The knowledge root of `args`, opened as `kts-query ROOT --batch` opens it.
+fn open_root<'a>(
+    args: &kts_query::Args,
+    messages: &'a kts_cli::Messages,
+) -> anyhow::Result<kts_query::federation::RootSearcher<'a>> {
+    kts_query::federation::RootSearcher::open(&args.dir, &args.request(), &args.model(), messages)
+}
+
 /// Times `Searcher::search` per query, in one process, as `kts-query --batch` runs it.
 fn query(scope: &str, queries: &Path, flags: &[String]) -> anyhow::Result<()> {
     let args = batch_args(scope, flags)?;
@@ -401,12 +409,7 @@ fn dot(a: &[f32], b: &[f32]) -> f32 {
 fn fanout(root: &str, questions: &Path, flags: &[String]) -> anyhow::Result<()> {
     let args = batch_args(root, flags)?;
     let messages = kts_cli::Messages::new("bench");
-    let mut searcher = kts_query::federation::RootSearcher::open(
-        &args.dir,
-        &args.request(),
-        &args.model(),
-        &messages,
-    )?;
+    let mut searcher = open_root(&args, &messages)?;
     let mut ms = Vec::new();
     let mut scopes = 0;
     for q in read_queries(questions)? {
@@ -444,12 +447,7 @@ fn route(root: &str, questions: &Path) -> anyhow::Result<()> {
     let args = batch_args(root, &[])?;
     let messages = kts_cli::Messages::new("bench");
     let started = Instant::now();
-    let mut searcher = kts_query::federation::RootSearcher::open(
-        &args.dir,
-        &args.request(),
-        &args.model(),
-        &messages,
-    )?;
+    let mut searcher = open_root(&args, &messages)?;
     println!(
         "{folders} scope folders, read in {:.1} ms; the root opened from its catalog in {:.1} ms",
         read_folders.as_secs_f64() * 1e3,
