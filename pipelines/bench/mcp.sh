@@ -64,7 +64,7 @@ for n in "${sizes[@]}"; do
     rm "$dir/stream.jsonl"
     "$python" -c 'import json, sys
 for line in open(sys.argv[1]): print(json.loads(line)["text"])' "$dir/queries.jsonl" >"$dir/questions.txt"
-    mapfile -t questions < <(head -n 50 "$dir/questions.txt")
+    mapfile -t questions < <(grep -v "^[[:space:]]*$" "$dir/questions.txt" | head -n 50)
 
     "$bin/kts-mcp" "$scope" --http 127.0.0.1:0 --quiet 2>"$dir/server.log" &
     server=$!
@@ -77,16 +77,18 @@ for line in open(sys.argv[1]): print(json.loads(line)["text"])' "$dir/queries.js
     [[ -n $url ]] || { cat "$dir/server.log" >&2; exit 1; }
     "$python" "$client" load --http "$url" --clients 1 --searches 200 "${questions[@]}" \
         | "$python" -c 'import json, sys; s = json.load(sys.stdin)
-print(f"warm MCP search, 1 client: p50 {s[\"p50_ms\"]} ms, p95 {s[\"p95_ms\"]} ms over {s[\"requests\"]} calls, {len(s[\"failures\"])} failed")' \
+print("warm MCP search, 1 client: p50 %s ms, p95 %s ms over %s calls, %d failed"
+      % (s["p50_ms"], s["p95_ms"], s["requests"], len(s["failures"])))' \
         | tee "$dir/warm.txt"
     "$python" "$client" load --http "$url" --clients 16 --searches 50 "${questions[@]}" \
         | "$python" -c 'import json, sys; s = json.load(sys.stdin)
-print(f"16 clients x 50 searches: {s[\"queries_per_second\"]} queries/s, p50 {s[\"p50_ms\"]} ms, p95 {s[\"p95_ms\"]} ms, {len(s[\"failures\"])} failed")'
+print("16 clients x 50 searches: %s queries/s, p50 %s ms, p95 %s ms, %d failed"
+      % (s["queries_per_second"], s["p50_ms"], s["p95_ms"], len(s["failures"])))'
     echo "server peak memory: $(awk '/VmHWM/ { printf "%.0f MiB", $2 / 1024 }' "/proc/$server/status")"
     kill "$server" && wait "$server" || true
     server=
 
-    head -n 20 "$dir/questions.txt" | while IFS= read -r question; do
+    printf "%s\n" "${questions[@]:0:20}" | while IFS= read -r question; do
         t0=$(date +%s%N)
         "$bin/kts-query" "$scope" "$question" >/dev/null 2>&1
         t1=$(date +%s%N)
