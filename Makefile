@@ -3,7 +3,7 @@ CARGO ?= cargo
 RELEASE := target/release
 SAMPLE := sample
 
-.PHONY: help models mcp-client build demo test test-shared lint docs eval bench bench-embed bench-query bench-graph bench-reindex bench-federation bench-routing bench-mcp clean-sample
+.PHONY: help models mcp-client spark build demo test test-shared lint docs eval bench bench-embed bench-query bench-graph bench-reindex bench-federation bench-routing bench-mcp clean-sample
 
 help:
 	@echo "make demo         write the bundled sample to $(SAMPLE)/ and run the pipeline on it"
@@ -12,6 +12,7 @@ help:
 	@echo "make lint         cargo fmt --check and clippy with warnings as errors"
 	@echo "make docs         regenerate schemas/, man/ and completions/ from the code"
 	@echo "make models       fetch the embedding model and ONNX Runtime (checksums pinned)"
+	@echo "make spark        install PySpark (pinned) for pipelines/spark/kts-spark into pipelines/spark/.venv"
 	@echo "make mcp-client   install the Python MCP SDK the kts-mcp tests use as their client (pinned)"
 	@echo "make eval         retrieval quality on ../shared/eval/scifact (nDCG@10, recall@100, MRR@10)"
 	@echo "make bench        throughput benchmark of crawl | convert | chunk"
@@ -36,13 +37,16 @@ models:
 mcp-client:
 	tools/kts-mcp/tests/python/setup
 
+spark:
+	pipelines/spark/setup
+
 # Tests run against release builds: the demo, the evaluation and the benchmarks
 # use them too, so every dependency is compiled once, in one profile.
 test: models mcp-client
 	$(CARGO) build --release --workspace --bins
 	$(CARGO) test --release --workspace
 
-test-shared: models
+test-shared: models spark
 	$(CARGO) build --release --workspace --bins
 	$(CARGO) test --release -p kts-tests --features shared-data -- --nocapture
 

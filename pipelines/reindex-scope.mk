@@ -30,6 +30,9 @@
 # rebuilt: a full crawl and `kts-index --reindex`. Deleting the cache folder
 # therefore rebuilds the scope.
 #
+# kts-index and kts-graph do not wait for another writer of the scope: the
+# scope fails at once, saying so, and the others go on.
+#
 # In the recipes, `|| (($$? == 1))`: exit 1 means some records were rejected
 # (a corrupt document becomes an error record, which kts-index counts as
 # failed); the stream is complete and the scope is still indexed. Exit 2 (a
@@ -104,7 +107,7 @@ index.stamp: $(INDEX_INPUT)
 	@: > ran
 	if $(rebuild); then again=--reindex; else again=; fi
 	status=0
-	'$(KTS)/kts-index' $$again "$$SCOPE_DIR" < $< 2> index.err || status=$$?
+	'$(KTS)/kts-index' --no-wait $$again "$$SCOPE_DIR" < $< 2> index.err || status=$$?
 	cat index.err >&2
 	((status <= 1))
 	grep -m1 ' added, ' index.err > $@
@@ -113,4 +116,4 @@ index.stamp: $(INDEX_INPUT)
 
 graph.stamp: index.stamp
 	@: > ran
-	'$(KTS)/kts-graph' "$$SCOPE_DIR" 2>&1 | tee $@ >&2
+	'$(KTS)/kts-graph' --no-wait "$$SCOPE_DIR" 2>&1 | tee $@ >&2
