@@ -495,7 +495,7 @@ pub fn search_routed(
     }
     let mut hits = merge(lists, request.top_k);
     if let Some(min) = request.min_confidence {
-        hits.retain(|h| h.confidence.is_some_and(|c| c >= min));
+        request.keep_confident(&mut hits);
         if hits.is_empty() {
             messages.warn(&format!(
                 "no result for {:?} reaches confidence {min}",

@@ -28,6 +28,8 @@ pub struct Knowledge {
     pool: SearcherPool,
     /// `None` for a scope.
     root: Option<Mutex<RootState>>,
+    /// The folder as a scope (what a scope answers for), read once at open.
+    own: ScopeEntry,
 }
 
 struct RootState {
@@ -68,7 +70,16 @@ impl Knowledge {
                 dir.display()
             );
         };
+        let canonical = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
         Ok(Knowledge {
+            own: ScopeEntry {
+                slug: canonical
+                    .file_name()
+                    .map(|n| scope_slug(&n.to_string_lossy()))
+                    .unwrap_or_default(),
+                path: dir.to_path_buf(),
+                indexed: true,
+            },
             dir: dir.to_path_buf(),
             tool,
             pool: SearcherPool::new(model, POOLED),
@@ -110,15 +121,7 @@ impl Knowledge {
     }
 
     fn own_scope(&self) -> ScopeEntry {
-        let dir = self.dir.canonicalize().unwrap_or_else(|_| self.dir.clone());
-        ScopeEntry {
-            slug: dir
-                .file_name()
-                .map(|n| scope_slug(&n.to_string_lossy()))
-                .unwrap_or_default(),
-            path: self.dir.clone(),
-            indexed: true,
-        }
+        self.own.clone()
     }
 
     /// Each scope's catalog row (a scope's own, read now).
@@ -152,9 +155,7 @@ impl Knowledge {
                     .with(&scope.path, request, &messages, |searcher| {
                         searcher.search(&request.question, None)
                     })?;
-                if let Some(min) = request.min_confidence {
-                    hits.retain(|h| h.confidence.is_some_and(|c| c >= min));
-                }
+                request.keep_confident(&mut hits);
                 Ok(Answer {
                     hits,
                     scopes: vec![scope.slug],
@@ -186,9 +187,7 @@ impl Knowledge {
         self.pool
             .with(&scope.path, &request, &messages, |searcher| {
                 let mut hits = searcher.search(&request.question, None)?;
-                if let Some(min) = request.min_confidence {
-                    hits.retain(|h| h.confidence.is_some_and(|c| c >= min));
-                }
+                request.keep_confident(&mut hits);
                 searcher.context(&request.question, &hits, request.budget)
             })
     }

@@ -3,6 +3,7 @@
 //! opened once answers any number of requests.
 
 use kts_cli::Messages;
+use kts_record::HitRecord;
 use kts_store::Filters;
 
 use crate::rank::signals::Weights;
@@ -64,6 +65,13 @@ impl Default for Request {
 }
 
 impl Request {
+    /// Leaves out the hits below `min_confidence`.
+    pub fn keep_confident(&self, hits: &mut Vec<HitRecord>) {
+        if let Some(min) = self.min_confidence {
+            hits.retain(|h| h.confidence.is_some_and(|c| c >= min));
+        }
+    }
+
     /// The same settings for another question.
     pub fn asking(&self, question: &str) -> Request {
         Request {
