@@ -279,11 +279,7 @@ fn pack(units: &[Unit], chars: &CharIndex, settings: &ChunkSettings) -> Vec<(usi
         current = Some((start, i));
     }
     groups.extend(current);
-    merge_short_tail(
-        &mut groups,
-        |first, last| (span(first, last), units[first].heading),
-        settings.min_size,
-    );
+    merge_short_tail(&mut groups, span, |first| units[first].heading, settings);
     groups
 }
 
@@ -315,15 +311,19 @@ fn overlap_start(
 }
 
 /// A last chunk shorter than `min_size` joins the chunk before it, unless it
-/// is a section of its own (its heading path would then be wrong).
+/// is a section of its own (its heading path would then be wrong) or the
+/// joined chunk would pass `size + min_size` (markers between the two, which
+/// belong to neither chunk, count too).
 fn merge_short_tail(
     groups: &mut Vec<(usize, usize)>,
-    length_and_heading: impl Fn(usize, usize) -> (usize, bool),
-    min_size: usize,
+    span: impl Fn(usize, usize) -> usize,
+    starts_section: impl Fn(usize) -> bool,
+    settings: &ChunkSettings,
 ) {
     if let [.., (previous_first, _), (last_first, last_last)] = groups[..]
-        && let (length, false) = length_and_heading(last_first, last_last)
-        && length < min_size
+        && !starts_section(last_first)
+        && span(last_first, last_last) < settings.min_size
+        && span(previous_first, last_last) <= settings.size + settings.min_size
     {
         groups.truncate(groups.len() - 2);
         groups.push((previous_first, last_last));
@@ -411,6 +411,17 @@ mod tests {
         let chunks = split(&markdown, &settings(150, 0, 20));
         assert_eq!(chunks.len(), 1);
         assert!(chunks[0].text.ends_with("End."));
+    }
+
+    #[test]
+    fn a_short_tail_beyond_a_marker_stays_apart_when_joining_would_pass_the_limit() {
+        let first =
+            "the the aaA00Aa0AAAAAa0AAa0aaAa0000AA00aaaA0AAAAaaa0a0AAAA0A00AAAaAaa0aA2YUBES3lv;";
+        let markdown = format!("{first}\n<!-- page: 36 -->\nphnvwjjg E-5 bpn!");
+        let chunks = split(&markdown, &settings(97, 35, 20));
+        assert_eq!(chunks.len(), 2, "{chunks:#?}");
+        assert_eq!(chunks[1].text, "phnvwjjg E-5 bpn!");
+        assert_eq!(chunks[1].page, Some(36));
     }
 
     #[test]
