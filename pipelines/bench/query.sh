@@ -15,6 +15,8 @@
 #   - cold: one `kts-query DIR --batch` process per query (50 queries), hybrid,
 #     with the query vector given; and one `kts-query DIR "question"` process
 #     per query (20 queries) embedding the question with the real model;
+#   - BM25 top-10 through kts-store: from the lexical index and from FTS5
+#     (the fallback), and the overlap of their top-10 lists;
 #   - vector top-10 through kts-store: from vectors.bin and from sqlite-vec
 #     (the fallback), with recall@10 against an exact f32 scan;
 #   - the floor: a plain scan of the same vectors memory-mapped from an f32
@@ -98,6 +100,7 @@ for n in "${sizes[@]}"; do
     for mode in hybrid bm25 vector; do
         "$bench" query "$scope" "$dir/queries.jsonl" --mode "$mode"
     done
+    "$bench" lexical "$scope" "$dir/queries.jsonl"
     cold "$scope" "$dir/queries.jsonl" 50
     cold_with_model "$scope" "$dir/queries.jsonl" 20
     "$bench" recall "$scope" "$dir/queries.jsonl"

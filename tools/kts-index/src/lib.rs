@@ -24,8 +24,9 @@ indexed under a minimal document. Chunks without embeddings are indexed for
 keyword search only. Writes are committed in batches; a document is always
 whole or absent, and a killed run leaves the last batch committed.
 At the end it rewrites DIR/.kts/vectors.bin, the embeddings laid out for
-fast search, when they changed (kts-query falls back to slower search in
-SQLite while that file is stale, e.g. after a killed run).
+fast search, when they changed, and brings DIR/.kts/lexical/, the keyword
+index, up to date with the chunks added and removed (kts-query falls back
+to slower search in SQLite while either is stale, e.g. after a killed run).
 One writer per scope: a second one waits (or fails with --no-wait).
 An index built with one embedding model refuses another (exit 2): re-index
 with --reindex. Prints a summary on stderr; stdout stays empty.
@@ -221,6 +222,7 @@ impl<'a> Indexer<'a> {
         self.flush_pending()?;
         self.store.commit()?;
         self.store.refresh_vector_file()?;
+        self.store.refresh_lexical_index()?;
         Ok(self.summary)
     }
 

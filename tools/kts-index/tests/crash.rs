@@ -6,7 +6,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use kts_store::Store;
+use kts_store::{Filters, LexicalState, Store};
 use serde_json::json;
 
 const DIMS: usize = 384;
@@ -128,6 +128,12 @@ fn check_whole_or_absent(scope: &Path, versions: &[&Versions]) -> usize {
             &format!("docmark{i}"),
         );
         assert_eq!(fts as usize, chunk_ids.len(), "FTS rows of {doc}");
+        if store.lexical_state().unwrap() == LexicalState::Current {
+            let found = store
+                .search_bm25(&format!("docmark{i}"), 1000, &Filters::default())
+                .unwrap();
+            assert_eq!(found.len(), chunk_ids.len(), "lexical index rows of {doc}");
+        }
         let rowids: Vec<i64> = store
             .connection()
             .prepare("SELECT id FROM chunks WHERE doc_id = ?1")
@@ -205,6 +211,15 @@ fn sigkill_at_random_moments_leaves_whole_documents() {
     let store = Store::open_read(&scope).unwrap();
     let expected: usize = a.values().map(BTreeSet::len).sum();
     assert_eq!(store.counts().unwrap(), (DOCS, expected));
+    assert_eq!(store.lexical_state().unwrap(), LexicalState::Current);
+    assert_eq!(
+        store
+            .search_bm25("chunk", 100_000, &Filters::default())
+            .unwrap()
+            .len(),
+        expected,
+        "the lexical index holds every chunk once"
+    );
 }
 
 #[test]

@@ -47,6 +47,7 @@ fn main() -> anyhow::Result<()> {
         }
         Some("query") if args.len() >= 3 => query(&args[1], Path::new(&args[2]), &args[3..]),
         Some("floor") if args.len() == 3 => floor(Path::new(&args[1]), Path::new(&args[2])),
+        Some("lexical") if args.len() == 3 => lexical(Path::new(&args[1]), Path::new(&args[2])),
         Some("build") if args.len() == 4 || args.len() == 5 => build(
             args[1].parse()?,
             Path::new(&args[2]),
@@ -60,7 +61,7 @@ fn main() -> anyhow::Result<()> {
         Some("route") if args.len() == 3 => route(&args[1], Path::new(&args[2])),
         _ => anyhow::bail!(
             "usage: bench stream N CORPUS OUT | query SCOPE QUERIES [FLAGS] | floor VECTORS QUERIES \
-             | build N CORPUS OUT [--no-vectors] | recall SCOPE [QUERIES] \
+             | lexical SCOPE QUERIES | build N CORPUS OUT [--no-vectors] | recall SCOPE [QUERIES] \
              | fanout ROOT QUESTIONS [FLAGS] | route ROOT QUESTIONS"
         ),
     }
@@ -209,10 +210,13 @@ fn build(n: usize, corpus: &Path, out: &Path, vectors: bool) -> anyhow::Result<(
     store.commit()?;
     let stored = started.elapsed();
     store.refresh_vector_file()?;
+    let vectors_written = started.elapsed();
+    store.refresh_lexical_index()?;
     println!(
-        "build: {n} chunks stored in {:.1} s, vectors.bin written in {:.1} s",
+        "build: {n} chunks stored in {:.1} s, vectors.bin written in {:.1} s, lexical index in {:.1} s",
         stored.as_secs_f64(),
-        (started.elapsed() - stored).as_secs_f64()
+        (vectors_written - stored).as_secs_f64(),
+        (started.elapsed() - vectors_written).as_secs_f64()
     );
     write_queries(&mut rng, &paragraphs, n, out)
 }
@@ -351,6 +355,41 @@ fn query(scope: &str, queries: &Path, flags: &[String]) -> anyhow::Result<()> {
         std::hint::black_box(hits);
     }
     report(&format!("in-process {}", flags.join(" ")), ms);
+    Ok(())
+}
+
+/// BM25 top-10 through kts-store: the lexical index against FTS5, same
+/// questions, same process, and how many of FTS5's top 10 the index finds.
+fn lexical(scope: &Path, queries: &Path) -> anyhow::Result<()> {
+    let store = kts_store::Store::open_read(scope)?;
+    let state = store.lexical_state()?;
+    anyhow::ensure!(
+        state == kts_store::LexicalState::Current,
+        "{}: {state}",
+        scope.display()
+    );
+    let none = kts_store::Filters::default();
+    let (mut index_ms, mut fts5_ms) = (Vec::new(), Vec::new());
+    let (mut shared, mut expected) = (0, 0);
+    for q in read_queries(queries)? {
+        let started = Instant::now();
+        let from_index = store.search_bm25(&q.text, 10, &none)?;
+        index_ms.push(started.elapsed().as_secs_f64() * 1e3);
+        let started = Instant::now();
+        let from_fts5 = store.search_fts5(&q.text, 10, &none)?;
+        fts5_ms.push(started.elapsed().as_secs_f64() * 1e3);
+        expected += from_fts5.len();
+        shared += from_fts5
+            .iter()
+            .filter(|a| from_index.iter().any(|b| b.rowid == a.rowid))
+            .count();
+    }
+    report("bm25 top-10, lexical index", index_ms);
+    report("bm25 top-10, FTS5", fts5_ms);
+    println!(
+        "overlap of the two top-10 lists: {:.3}",
+        shared as f64 / expected.max(1) as f64
+    );
     Ok(())
 }
 

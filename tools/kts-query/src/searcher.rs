@@ -6,7 +6,7 @@ use std::path::Path;
 
 use kts_cli::Messages;
 use kts_record::{HitRecord, NodeRecord, PlanNote, PlanRecord, PlannedQuery, Signal};
-use kts_store::{ChangeStamp, Filters, Meta, Scored, Store};
+use kts_store::{ChangeStamp, Filters, LexicalState, Meta, Scored, Store};
 use petgraph::stable_graph::NodeIndex;
 
 use crate::embedder::{ModelChoice, SharedModel, mismatch};
@@ -308,6 +308,7 @@ impl Searcher {
                     step: n.step.to_string(),
                     detail: n.detail.clone(),
                 })
+                .chain(self.lexical_note())
                 .collect(),
             weights: self
                 .settings
@@ -424,6 +425,23 @@ impl Searcher {
             )]),
             _ => Ok(vec![("bm25", self.store.search_bm25(text, k, filters)?)]),
         }
+    }
+
+    /// Where BM25 came from, when it ran.
+    fn lexical_note(&self) -> Option<PlanNote> {
+        if self.settings.mode == Mode::Vector {
+            return None;
+        }
+        let state = (self.store.lexical_state())
+            .unwrap_or_else(|e| LexicalState::Unreadable(format!("{e:#}")));
+        let detail = match state {
+            LexicalState::Current => "from the lexical index".to_string(),
+            other => format!("from FTS5: {other}"),
+        };
+        Some(PlanNote {
+            step: "bm25".to_string(),
+            detail,
+        })
     }
 
     fn hit_records(&self, kept: &[Fused]) -> anyhow::Result<Vec<HitRecord>> {

@@ -358,3 +358,42 @@ fn explain_and_ledger_records_follow_their_schemas() {
     );
     assert!(lines[1]["confidence"].as_f64().is_some());
 }
+
+#[test]
+fn bm25_comes_from_the_lexical_index_and_from_fts5_when_it_is_gone() {
+    let question = "how do I reset my VPN token";
+    let from_index = plan(question, "");
+    assert_eq!(
+        notes(&from_index, "bm25"),
+        ["from the lexical index"],
+        "{from_index:#}"
+    );
+
+    let copy = tempfile::tempdir().unwrap();
+    kts_tests::succeeded(kts_tests::shell(&format!(
+        "cp -r '{}/.' '{}' && rm -r '{}/.kts/lexical'",
+        scope().display(),
+        copy.path().display(),
+        copy.path().display()
+    )));
+    let run = |dir: &Path| {
+        let output = kts_tests::succeeded(kts_tests::shell(&format!(
+            "kts-query '{}' '{question}' --mode bm25 --explain",
+            dir.display()
+        )));
+        String::from_utf8_lossy(&output.stdout)
+            .lines()
+            .map(|line| serde_json::from_str::<Value>(line).unwrap())
+            .collect::<Vec<_>>()
+    };
+    let records = run(copy.path());
+    let fallback = notes(&records[0], "bm25");
+    assert_eq!(fallback.len(), 1);
+    assert!(
+        fallback[0].starts_with("from FTS5: no lexical index yet"),
+        "{fallback:?}"
+    );
+    let top = |records: &[Value]| records[1]["path"].clone();
+    assert_eq!(top(&records), top(&run(scope())));
+    assert_eq!(top(&records), "vpn-reset.md");
+}

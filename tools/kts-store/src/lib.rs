@@ -19,10 +19,13 @@
 //!
 //! Beside it, `DIR/.kts/vectors.bin` holds the same vectors laid out for a
 //! fast scan (see vector_file.rs); `meta.vectors_version` says whether it is
-//! current.
+//! current. `DIR/.kts/lexical/` is a tantivy index of the chunks' words for
+//! BM25 at scale (see lexical/mod.rs), current while `lexical_pending` is
+//! empty and its generation is `meta.lexical_generation`.
 
 mod documents;
 mod fts;
+mod lexical;
 mod lock;
 mod root;
 mod schema;
@@ -31,7 +34,7 @@ mod slug;
 mod vector_file;
 mod write;
 
-use std::cell::OnceCell;
+use std::cell::{OnceCell, RefCell};
 use std::path::{Path, PathBuf};
 use std::sync::Once;
 
@@ -40,12 +43,14 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension};
 
 pub use documents::StoredDocument;
 pub use fts::{is_stopword, match_all_query, match_query, query_terms};
+pub use lexical::{LexicalState, Synced, index_dir as lexical_index_dir};
 pub use lock::{LockWait, Locked};
 pub use root::{ScopeEntry, Scopes, discover_scopes, is_scope};
 pub use search::{Filters, Hit, Scored};
 pub use slug::scope_slug;
 pub use write::{Applied, ChunkRow, DocumentRow, ModelMismatch, weights_differ};
 
+use lexical::LexicalIndex;
 use vector_file::VectorFile;
 
 /// The store format this code reads and writes (`meta.format_version`).
@@ -101,6 +106,9 @@ pub struct Store {
     vectors_changed: bool,
     /// `vectors.bin`, opened at the first vector search (`None` when missing or stale).
     vector_file: OnceCell<Option<VectorFile>>,
+    /// The lexical index as of a `data_version`: opened at the first BM25
+    /// search, and again after another connection commits.
+    lexical: RefCell<Option<(i64, Option<LexicalIndex>, LexicalState)>>,
 }
 
 /// See [`Store::change_stamp`].
@@ -136,6 +144,7 @@ impl Store {
             removed_folders: Vec::new(),
             vectors_changed: false,
             vector_file: OnceCell::new(),
+            lexical: RefCell::new(None),
         };
         store.check_format()?;
         Ok(store)
@@ -163,8 +172,10 @@ impl Store {
             removed_folders: Vec::new(),
             vectors_changed: false,
             vector_file: OnceCell::new(),
+            lexical: RefCell::new(None),
         };
         store.check_format()?;
+        schema::upgrade(&store.conn)?;
         Ok(store)
     }
 

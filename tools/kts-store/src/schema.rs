@@ -37,6 +37,17 @@ CREATE VIRTUAL TABLE chunks_fts USING fts5(
 );
 ";
 
+/// The log of chunk rows added or removed since the lexical index was last
+/// brought up to date (see lexical/mod.rs), kept by triggers so that every
+/// way of writing chunks records its rows.
+const LEXICAL_LOG: &str = "
+CREATE TABLE IF NOT EXISTS lexical_pending (chunk INTEGER PRIMARY KEY);
+CREATE TRIGGER IF NOT EXISTS chunk_added_for_lexical AFTER INSERT ON chunks
+    BEGIN INSERT OR IGNORE INTO lexical_pending VALUES (new.id); END;
+CREATE TRIGGER IF NOT EXISTS chunk_removed_for_lexical AFTER DELETE ON chunks
+    BEGIN INSERT OR IGNORE INTO lexical_pending VALUES (old.id); END;
+";
+
 const NOW: &str = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')";
 
 /// Creates the tables of a new store; does nothing to an existing one.
@@ -52,12 +63,40 @@ pub(crate) fn create(conn: &Connection) -> anyhow::Result<()> {
     conn.execute_batch(&format!(
         "BEGIN IMMEDIATE;
          {TABLES}
+         {LEXICAL_LOG}
          INSERT INTO meta VALUES ('format_version', '{FORMAT_VERSION}');
          INSERT INTO meta VALUES ('created', {NOW});
          INSERT INTO meta VALUES ('updated', {NOW});
          COMMIT;"
     ))?;
     Ok(())
+}
+
+/// Adds what a store written by an earlier kts lacks (the writer, once at open).
+pub(crate) fn upgrade(conn: &Connection) -> anyhow::Result<()> {
+    conn.execute_batch(&format!("BEGIN IMMEDIATE; {LEXICAL_LOG} COMMIT;"))?;
+    Ok(())
+}
+
+/// The generation of the lexical index the store last synced, if any.
+pub(crate) fn lexical_generation(conn: &Connection) -> anyhow::Result<Option<u64>> {
+    let value: Option<String> = conn
+        .query_row(
+            "SELECT value FROM meta WHERE key = 'lexical_generation'",
+            [],
+            |r| r.get(0),
+        )
+        .optional()?;
+    Ok(value.and_then(|v| v.parse().ok()))
+}
+
+/// Whether chunk rows changed since the lexical index was last synced.
+pub(crate) fn lexical_pending(conn: &Connection) -> anyhow::Result<bool> {
+    Ok(
+        conn.query_row("SELECT EXISTS (SELECT 1 FROM lexical_pending)", [], |r| {
+            r.get(0)
+        })?,
+    )
 }
 
 /// The store's metadata; all defaults (format 0) when it has no tables yet.

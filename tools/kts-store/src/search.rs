@@ -2,9 +2,10 @@
 
 use rusqlite::{OptionalExtension, params};
 
+use crate::lexical::{LexicalIndex, LexicalState};
 use crate::vector_file::VectorFile;
 use crate::write::f32_bytes;
-use crate::{Store, match_query, schema};
+use crate::{Store, match_query, query_terms, schema};
 
 /// Restrictions on what a search may return.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -92,9 +93,48 @@ fn id_and_score(r: &rusqlite::Row<'_>) -> rusqlite::Result<(i64, f64)> {
 }
 
 impl Store {
-    /// The `k` chunks that best match the words of `query` by BM25 (FTS5);
-    /// score is the negated FTS5 bm25 value. Any text is a valid query.
+    /// The `k` chunks that best match the words of `query` by BM25: from the
+    /// lexical index while it is current, else from FTS5 (score: the negated
+    /// FTS5 bm25 value). Any text is a valid query.
     pub fn search_bm25(
+        &self,
+        query: &str,
+        k: usize,
+        filters: &Filters,
+    ) -> anyhow::Result<Vec<Scored>> {
+        if let (Some(index), _) = self.lexical()? {
+            return Ok(ranked(index.search(&query_terms(query), k, filters)?));
+        }
+        self.search_fts5(query, k, filters)
+    }
+
+    /// Whether BM25 searches use the lexical index, and if not, why.
+    pub fn lexical_state(&self) -> anyhow::Result<LexicalState> {
+        Ok(self.lexical()?.1)
+    }
+
+    /// The lexical index if it is current, checked again whenever another
+    /// connection has committed since it was opened.
+    fn lexical(&self) -> anyhow::Result<(Option<LexicalIndex>, LexicalState)> {
+        let data_version: i64 = self
+            .conn
+            .prepare_cached("PRAGMA data_version")?
+            .query_row([], |r| r.get(0))?;
+        let mut cached = self.lexical.borrow_mut();
+        match &*cached {
+            Some((version, index, state)) if *version == data_version => {
+                Ok((index.clone(), state.clone()))
+            }
+            _ => {
+                let (index, state) = LexicalIndex::open(&self.conn, &self.scope);
+                *cached = Some((data_version, index.clone(), state.clone()));
+                Ok((index, state))
+            }
+        }
+    }
+
+    /// BM25 by FTS5, the store of record's own index.
+    pub fn search_fts5(
         &self,
         query: &str,
         k: usize,

@@ -4,7 +4,7 @@ use anyhow::Context;
 use rusqlite::{OptionalExtension, params};
 use sha2::{Digest, Sha256};
 
-use crate::{Store, kts_dir, schema, vector_file};
+use crate::{Store, Synced, kts_dir, lexical, schema, vector_file};
 
 /// A document as the store keeps it.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -188,6 +188,14 @@ impl Store {
         vector_file::write(&self.conn, &path, dims, meta.vectors_version)
             .with_context(|| format!("writing {}", path.display()))?;
         Ok(true)
+    }
+
+    /// Brings `DIR/.kts/lexical/` up to date with the committed chunks (call
+    /// it outside a transaction, after the last commit).
+    pub fn refresh_lexical_index(&mut self) -> anyhow::Result<Synced> {
+        let dir = crate::lexical_index_dir(&self.scope);
+        lexical::sync(&self.conn, &self.scope)
+            .with_context(|| format!("updating the lexical index {}", dir.display()))
     }
 
     /// Whether the store already holds exactly this document and these chunks.

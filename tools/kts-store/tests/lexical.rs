@@ -1,0 +1,251 @@
+//! The lexical index: built by the writer, used only while current, kept up
+//! to date incrementally, resumed or rebuilt after a cut-off write, and
+//! ranking as FTS5 does.
+
+use std::path::Path;
+
+use kts_store::{
+    ChunkRow, DocumentRow, Filters, LexicalState, LockWait, Scored, Store, Synced,
+    lexical_index_dir,
+};
+
+const TOPICS: [&str; 8] = [
+    "vpn tunnel resets after the gateway update",
+    "annual leave accrues monthly for every employee",
+    "error E-5 means the licence server is unreachable",
+    "the printer queue stalls when the spooler restarts",
+    "expense claims need receipts within thirty days",
+    "rotate the database credentials every quarter",
+    "café menus list allergens beside each dish",
+    "running backups nightly keeps restores quick",
+];
+
+fn document(n: usize, doc_type: &str, words: &str) -> (DocumentRow, Vec<ChunkRow>) {
+    let path = format!("doc-{n:03}.md");
+    let doc = DocumentRow {
+        doc_id: kts_record::scope_path::doc_id(&path),
+        title: format!("Note {n}"),
+        path,
+        doc_type: doc_type.into(),
+        source_sha256: Some(format!("{n}-{words}")),
+        metadata: serde_json::json!({}),
+        ..Default::default()
+    };
+    let chunks = (0..3)
+        .map(|i| {
+            let text = format!(
+                "{} {words}; part {i} of note {n}. {}",
+                TOPICS[(n + i) % TOPICS.len()],
+                TOPICS[(n * 3 + i) % TOPICS.len()]
+            );
+            ChunkRow {
+                chunk_id: format!("{n:03}-{i}-{}", words.len()),
+                index: i,
+                end: text.chars().count(),
+                text,
+                heading_path: vec![format!("Section {}", n % 4)],
+                ..Default::default()
+            }
+        })
+        .collect();
+    (doc, chunks)
+}
+
+fn write(scope: &Path, documents: impl IntoIterator<Item = (DocumentRow, Vec<ChunkRow>)>) {
+    let mut store = Store::open_writer(scope, LockWait::NoWait).unwrap();
+    store.begin().unwrap();
+    for (doc, chunks) in documents {
+        store.apply(&doc, &chunks).unwrap();
+    }
+    store.commit().unwrap();
+}
+
+fn sync(scope: &Path) -> Synced {
+    Store::open_writer(scope, LockWait::NoWait)
+        .unwrap()
+        .refresh_lexical_index()
+        .unwrap()
+}
+
+fn rowids(scored: &[Scored]) -> Vec<i64> {
+    scored.iter().map(|s| s.rowid).collect()
+}
+
+const QUESTIONS: [&str; 6] = [
+    "why does the VPN tunnel reset?",
+    "how many days of annual leave",
+    "E-5 licence server",
+    "cafe allergens",
+    "back up nightly",
+    "Section 2 note",
+];
+
+/// The lexical index and FTS5 agree on what matches; their orders may differ
+/// only where the two BM25 formulas weigh common words differently.
+fn assert_same_matches(reader: &Store, filters: &Filters) {
+    assert_eq!(reader.lexical_state().unwrap(), LexicalState::Current);
+    for question in QUESTIONS {
+        let lexical = reader.search_bm25(question, 1000, filters).unwrap();
+        let fts5 = reader.search_fts5(question, 1000, filters).unwrap();
+        let mut a = rowids(&lexical);
+        let mut b = rowids(&fts5);
+        assert!(!a.is_empty() || !filters.is_empty(), "{question}: no hits");
+        if let (Some(first), Some(fts5_first)) = (lexical.first(), fts5.first()) {
+            assert_eq!(first.rowid, fts5_first.rowid, "{question}: best hit");
+        }
+        a.sort();
+        b.sort();
+        assert_eq!(a, b, "{question}: matching chunks");
+    }
+}
+
+#[test]
+fn the_writer_builds_it_and_readers_use_it_while_current() {
+    let dir = tempfile::tempdir().unwrap();
+    let scope = dir.path();
+    write(scope, (0..40).map(|n| document(n, "GENERAL", "first")));
+    assert_eq!(
+        Store::open_read(scope).unwrap().lexical_state().unwrap(),
+        LexicalState::Missing
+    );
+    assert_eq!(sync(scope), Synced::Rebuilt { rows: 120 });
+    assert_eq!(sync(scope), Synced::Current, "nothing changed");
+    let reader = Store::open_read(scope).unwrap();
+    assert_same_matches(&reader, &Filters::default());
+
+    // Replace ten documents and delete five: the index is stale until synced.
+    let mut store = Store::open_writer(scope, LockWait::NoWait).unwrap();
+    store.begin().unwrap();
+    for n in 0..10 {
+        let (doc, chunks) = document(n, "POLICY", "second edition words");
+        store.apply(&doc, &chunks).unwrap();
+    }
+    for n in 30..35 {
+        store.delete_path(&format!("doc-{n:03}.md")).unwrap();
+    }
+    store.commit().unwrap();
+    let stale = Store::open_read(scope).unwrap();
+    assert_eq!(stale.lexical_state().unwrap(), LexicalState::Stale);
+    let fts5 = stale
+        .search_fts5("edition", 100, &Filters::default())
+        .unwrap();
+    assert_eq!(
+        stale
+            .search_bm25("edition", 100, &Filters::default())
+            .unwrap(),
+        fts5,
+        "a stale index is not used"
+    );
+    assert!(matches!(store.refresh_lexical_index().unwrap(), Synced::Updated { rows } if rows > 0));
+    drop(store);
+    assert_eq!(
+        stale.lexical_state().unwrap(),
+        LexicalState::Current,
+        "a reader kept open sees the index catch up"
+    );
+    assert_eq!(
+        stale
+            .search_bm25("edition", 100, &Filters::default())
+            .unwrap()
+            .len(),
+        30
+    );
+
+    let reader = Store::open_read(scope).unwrap();
+    assert_same_matches(&reader, &Filters::default());
+    assert_eq!(
+        reader
+            .search_bm25("edition", 100, &Filters::default())
+            .unwrap()
+            .len(),
+        30
+    );
+    assert!(
+        reader
+            .search_bm25("\"note 31\" OR (NEAR*", 100, &Filters::default())
+            .unwrap()
+            .iter()
+            .all(|s| reader.doc_id_of(s.rowid).unwrap().is_some()),
+        "deleted documents are gone from the index"
+    );
+}
+
+#[test]
+fn filters_by_type_and_document_hold_on_the_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let scope = dir.path();
+    write(
+        scope,
+        (0..30).map(|n| document(n, ["POLICY", "GUIDE", "GENERAL"][n % 3], "words")),
+    );
+    sync(scope);
+    let reader = Store::open_read(scope).unwrap();
+    let types = Filters {
+        doc_types: vec!["POLICY".into(), "GUIDE".into()],
+        doc_ids: None,
+    };
+    assert_same_matches(&reader, &types);
+    let named = Filters {
+        doc_types: Vec::new(),
+        doc_ids: Some(vec![
+            kts_record::scope_path::doc_id("doc-004.md"),
+            kts_record::scope_path::doc_id("doc-017.md"),
+        ]),
+    };
+    let hits = reader.search_bm25("note", 100, &named).unwrap();
+    assert_eq!(hits.len(), 6);
+    assert_same_matches(&reader, &named);
+}
+
+#[test]
+fn a_write_cut_off_between_its_two_commits_is_resumed() {
+    let dir = tempfile::tempdir().unwrap();
+    let scope = dir.path();
+    write(scope, (0..20).map(|n| document(n, "GENERAL", "first")));
+    sync(scope);
+    write(
+        scope,
+        (0..5).map(|n| document(n, "GENERAL", "changed text")),
+    );
+    // The store as it is before the sync: changes pending, generation 1.
+    // (No connection is open, so the database is one file.)
+    let saved = dir.path().join("saved.db");
+    std::fs::copy(scope.join(".kts/kts.db"), &saved).unwrap();
+    sync(scope);
+    // Cut off after the index committed generation 2, before the store recorded it.
+    std::fs::rename(&saved, scope.join(".kts/kts.db")).unwrap();
+    assert_eq!(
+        Store::open_read(scope).unwrap().lexical_state().unwrap(),
+        LexicalState::Stale
+    );
+    assert_eq!(sync(scope), Synced::Updated { rows: 30 });
+    let reader = Store::open_read(scope).unwrap();
+    assert_same_matches(&reader, &Filters::default());
+    assert_eq!(
+        reader
+            .search_bm25("changed", 100, &Filters::default())
+            .unwrap()
+            .len(),
+        15
+    );
+}
+
+#[test]
+fn a_damaged_index_is_not_used_and_is_rebuilt() {
+    let dir = tempfile::tempdir().unwrap();
+    let scope = dir.path();
+    write(scope, (0..10).map(|n| document(n, "GENERAL", "words")));
+    sync(scope);
+    std::fs::write(lexical_index_dir(scope).join("meta.json"), b"{ not json").unwrap();
+    let reader = Store::open_read(scope).unwrap();
+    assert!(matches!(
+        reader.lexical_state().unwrap(),
+        LexicalState::Unreadable(_)
+    ));
+    assert_eq!(
+        reader.search_bm25("vpn", 10, &Filters::default()).unwrap(),
+        reader.search_fts5("vpn", 10, &Filters::default()).unwrap()
+    );
+    assert_eq!(sync(scope), Synced::Rebuilt { rows: 30 });
+    assert_same_matches(&Store::open_read(scope).unwrap(), &Filters::default());
+}
