@@ -19,6 +19,16 @@
 #   graph.stamp    kts-graph brought the graph up to date (not with GRAPH=0)
 #   settings       the settings the index was built with
 #   ran            a stage after the crawl ran (for reindex.mk's summary)
+#   prepared       with embeddings, how reindex.mk's first pass went (below)
+#
+# With embeddings, reindex.mk makes a scope in two passes so that one
+# kts-embed serves many scopes: `make chunk.jsonl` (crawl, convert, chunk),
+# then reindex-embed writes embed.jsonl for the scopes whose chunks changed,
+# then `make -o crawl.jsonl scope` (the rest, without crawling again; the
+# embed stage runs here only for a scope the shared embedder did not serve).
+# reindex.mk skips the second pass when the files after chunk.jsonl are up to
+# date by make's rule (each no older than the one it is made from): keep that
+# check in step with the rules below.
 #
 # Once kts-index has applied a crawl, the next crawl reports nothing, or only
 # the files that could not be converted (they stay "new" until indexed).

@@ -7,7 +7,8 @@
 # Settings: BIN=DIR (the kts binaries; default the project's target/release),
 # EMBED=0 (leave out kts-embed: keyword-only indexes), GRAPH=0 (skip
 # kts-graph), THREADS=N (threads per tool; default 1, as -j already runs
-# scopes in parallel). pipelines/reindex is the same with flags.
+# scopes in parallel), EMBEDDERS=N (kts-embed processes shared by the scopes;
+# default make's -j). pipelines/reindex is the same with flags.
 #
 # Each scope is a sub-make of reindex-scope.mk run inside SCOPE/.kts/cache/
 # (the stages, and how they stay incremental, are described there), so that
@@ -15,11 +16,23 @@
 # known here by its line number in the scope list. Its log is
 # SCOPE/.kts/cache/reindex.log (the last run).
 #
+# With embeddings, the scopes share the embedder (loading the model takes
+# about 0.5 s, longer than a small scope's chunks take to embed): each scope
+# is made in two passes. prepare-N crawls, converts and chunks; then
+# reindex-embed streams the new chunks of all scopes through EMBEDDERS
+# kts-embed processes and splits the vectors back into each scope's
+# embed.jsonl; then scope-N makes the rest (index, graph). The second pass
+# makes whatever the first ones left, so a scope the shared embedder could
+# not serve is embedded on its own, and its log says why.
+#
 # A failed scope does not stop the others (its failure is recorded, so -k is
 # not needed); the summary at the end names it and make exits non-zero.
-# ROOT/.kts-reindex/ holds scopes.list, results.tsv (one line per scope:
-# result, seconds, folder, detail) and summary.txt of the last run. A root
-# without a catalog (ROOT/.kts-catalog.db) gets one at the end of the run.
+# ROOT/.kts-reindex/ (or STATE=DIR) holds scopes.list, results.tsv (one line
+# per scope: result, seconds, folder, detail) and summary.txt of the last run.
+# A root without a catalog (ROOT/.kts-catalog.db) gets one at the end of the
+# run. LIST=FILE (folder names, one a line) reindexes those scopes only, and
+# leaves the catalog to the caller (kts-spark's tasks run this on their share
+# of a root).
 
 SHELL := bash
 .SHELLFLAGS := -euo pipefail -c
@@ -32,10 +45,11 @@ BIN ?= $(HERE)../target/release
 EMBED ?= 1
 GRAPH ?= 1
 THREADS ?= 1
+EMBEDDERS ?=
 KTS := $(abspath $(BIN))
 
 ifndef ROOT
-$(error usage: make -f pipelines/reindex.mk ROOT=DIR [-j N] [EMBED=0] [GRAPH=0] [BIN=DIR] [THREADS=N])
+$(error usage: make -f pipelines/reindex.mk ROOT=DIR [-j N] [EMBED=0] [GRAPH=0] [BIN=DIR] [THREADS=N] [EMBEDDERS=N] [LIST=FILE] [STATE=DIR])
 endif
 ROOT_ABS := $(shell cd '$(ROOT)' 2>/dev/null && pwd)
 ifeq ($(ROOT_ABS),)
@@ -45,14 +59,20 @@ ifeq ($(wildcard $(KTS)/kts-crawl),)
 $(error no kts binaries in BIN=$(KTS): build them (cargo build --release --bins) or set BIN)
 endif
 
-STATE := $(ROOT_ABS)/.kts-reindex
+STATE := $(abspath $(or $(STATE),$(ROOT_ABS)/.kts-reindex))
 START := $(shell date +%s%6N)
+ifdef LIST
+LIST_SCOPES := cat '$(abspath $(LIST))'
+else
+LIST_SCOPES := find . -mindepth 1 -maxdepth 1 -type d ! -name '.*' ! -name $$'*\n*' -printf '%f\n'
+endif
 # Listed while make reads this file, as the scopes are its targets.
 SCOPE_COUNT := $(shell mkdir -p '$(STATE)' && cd '$(ROOT_ABS)' \
-	&& find . -mindepth 1 -maxdepth 1 -type d ! -name '.*' ! -name $$'*\n*' -printf '%f\n' \
-	| LC_ALL=C sort > '$(STATE)/scopes.list' \
+	&& $(LIST_SCOPES) | LC_ALL=C sort > '$(STATE)/scopes.list' \
 	&& : > '$(STATE)/results.tsv' && wc -l < '$(STATE)/scopes.list')
 SCOPES := $(addprefix scope-,$(shell seq $(SCOPE_COUNT)))
+STAGES = SCOPE_DIR=$$dir $(MAKE) -s -C "$$cache" -f '$(HERE)reindex-scope.mk' \
+	KTS='$(KTS)' EMBED='$(EMBED)' GRAPH='$(GRAPH)' THREADS='$(THREADS)'
 
 .PHONY: all $(SCOPES)
 
@@ -76,11 +96,59 @@ all: $(SCOPES)
 	} | tee '$(STATE)/summary.txt'
 	# The first run builds the root's catalog, which routes questions asked
 	# of the root (kts-query ROOT); kts-index keeps it current from then on.
-	if [[ ! -f '$(ROOT_ABS)/.kts-catalog.db' ]]; then
+	if [[ -z '$(LIST)' && ! -f '$(ROOT_ABS)/.kts-catalog.db' ]]; then
 		{ '$(KTS)/kts-catalog' '$(ROOT_ABS)' --quiet 2>&1 || true; } | sed 's/^/  /' \
 			| tee -a '$(STATE)/summary.txt'
 	fi
 	((failed == 0))
+
+ifeq ($(EMBED),0)
+# One pass: all the stages of a scope in one sub-make.
+FIRST_PASS := first=ok first_us=0
+STAGES_DONE := false
+LATER_PASS :=
+LOG := >
+else
+# Two passes around the shared embedder. The first one leaves its outcome and
+# its time in SCOPE/.kts/cache/prepared; the second one runs if it was ok, and
+# leaves out the crawl, which the first one brought up to date.
+FIRST_PASS := read -r first first_us < "$$cache/prepared" 2>/dev/null || first=failed first_us=0
+# Nor does the second pass run when it would do nothing: each stage file after
+# chunk.jsonl is there and no older than the one it is made from (make's own
+# rule, on reindex-scope.mk's chain), as in a run where nothing changed.
+STAGES_DONE := { done=true from=chunk.jsonl; \
+	for to in embed.jsonl index.stamp $(if $(filter 0,$(GRAPH)),,graph.stamp); do \
+		[[ -e $$cache/$$to && ! $$cache/$$from -nt $$cache/$$to ]] || done=false; from=$$to; \
+	done; $$done; }
+LATER_PASS := -o crawl.jsonl
+LOG := >>
+PREPARED := $(addprefix prepare-,$(shell seq $(SCOPE_COUNT)))
+.PHONY: embedded $(PREPARED)
+
+$(SCOPES): embedded
+
+embedded: $(PREPARED)
+	@while IFS= read -r name; do
+		printf '%s\n' '$(ROOT_ABS)'/"$$name"/.kts/cache
+	done < '$(STATE)/scopes.list' \
+	| '$(HERE)reindex-embed' --bin '$(KTS)' --threads '$(THREADS)' \
+		--jobs '$(or $(EMBEDDERS),$(patsubst -j%,%,$(filter -j%,$(MAKEFLAGS))),1)' \
+	|| echo 'reindex: the shared embedder failed: each scope is embedded on its own' >&2
+
+$(PREPARED): prepare-%:
+	@name=$$(sed -n '$*{p;q}' '$(STATE)/scopes.list')
+	dir='$(ROOT_ABS)'/$$name
+	cache=$$dir/.kts/cache
+	started=$${EPOCHREALTIME/./}
+	result=failed
+	if { [[ -d $$cache ]] || mkdir -p "$$cache"; } 2>/dev/null && {
+		printf '# %(%FT%T%z)T reindex %s\n' -1 "$$dir"
+		$(STAGES) chunk.jsonl
+	} >"$$cache/reindex.log" 2>&1; then
+		result=ok
+	fi
+	echo "$$result $$(( $${EPOCHREALTIME/./} - started ))" 2>/dev/null > "$$cache/prepared" || :
+endif
 
 # (Bash builtins where possible: with 10,000 scopes, the forks of a run where
 # nothing changed are most of its time.)
@@ -90,11 +158,15 @@ $(SCOPES): scope-%:
 	cache=$$dir/.kts/cache
 	started=$${EPOCHREALTIME/./}
 	result=failed
-	if { [[ -d $$cache ]] || mkdir -p "$$cache"; } 2>/dev/null && {
-		printf '# %(%FT%T%z)T reindex %s\n' -1 "$$dir"
-		SCOPE_DIR=$$dir $(MAKE) -s -C "$$cache" -f '$(HERE)reindex-scope.mk' \
-			KTS='$(KTS)' EMBED='$(EMBED)' GRAPH='$(GRAPH)' THREADS='$(THREADS)'
-	} >"$$cache/reindex.log" 2>&1; then
+	$(FIRST_PASS)
+	if [[ $$first != ok ]]; then
+		: # the first pass failed (the log says why)
+	elif $(STAGES_DONE); then
+		result=unchanged
+	elif { [[ -d $$cache ]] || mkdir -p "$$cache"; } 2>/dev/null && {
+		[[ -n '$(LATER_PASS)' ]] || printf '# %(%FT%T%z)T reindex %s\n' -1 "$$dir"
+		$(STAGES) $(LATER_PASS) scope
+	} $(LOG)"$$cache/reindex.log" 2>&1; then
 		result=unchanged
 	fi
 	# reindex-scope.mk writes `ran` when a stage after the crawl ran.
@@ -113,7 +185,7 @@ $(SCOPES): scope-%:
 				|| grep -F '***' "$$log" | tail -n1 || echo "cannot write $$log")
 			;;
 	esac
-	ms=$$(( ($${EPOCHREALTIME/./} - started) / 1000 ))
+	ms=$$(( ($${EPOCHREALTIME/./} - started + first_us) / 1000 ))
 	printf -v line '%s\t%d.%03d\t%s\t%s' "$$result" $$((ms / 1000)) $$((ms % 1000)) "$${name//$$'\t'/ }" "$${detail//$$'\t'/ }"
 	# One short line per append, so lines from parallel scopes do not interleave.
 	echo "$$line" >> '$(STATE)/results.tsv'

@@ -329,3 +329,179 @@ fn the_script_passes_its_flags_to_the_makefile() {
     assert!(!beta.join(".kts/cache/embed.jsonl").exists(), "--no-embed");
     assert_eq!(found(&beta, "narwhal"), ["oncall.md"]);
 }
+
+/// `make -f pipelines/reindex.mk ROOT=... -j2` with embeddings (no graph),
+/// one shared kts-embed, the binaries in `bin`.
+fn reindex_embedded(root: &Path, bin: &Path) -> Output {
+    let makefile = kts_tests::workspace_root().join("pipelines/reindex.mk");
+    kts_tests::shell(&format!(
+        "make -f '{}' ROOT='{}' BIN='{}' EMBED=1 GRAPH=0 EMBEDDERS=1 -j2",
+        makefile.display(),
+        root.display(),
+        bin.display()
+    ))
+}
+
+/// The records of a JSONL file or output, parsed.
+fn records(jsonl: &str) -> Vec<Value> {
+    jsonl
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect()
+}
+
+/// Asserts that a scope's embed.jsonl holds what a kts-embed of that scope
+/// alone gives for its chunk.jsonl: the same records, vectors within 1e-6.
+fn assert_embedded_as_alone(scope: &Path) {
+    let cache = scope.join(".kts/cache");
+    let alone = kts_tests::succeeded(kts_tests::shell(&format!(
+        "kts-embed --no-cache < '{}'",
+        cache.join("chunk.jsonl").display()
+    )));
+    let alone = records(&text(&alone.stdout));
+    let shared = records(&std::fs::read_to_string(cache.join("embed.jsonl")).unwrap());
+    assert_eq!(shared.len(), alone.len(), "{}", scope.display());
+    assert!(
+        alone.iter().any(|r| r["schema"] == "kts.chunk/1"),
+        "{} has no chunks",
+        scope.display()
+    );
+    for (mut ours, mut theirs) in shared.into_iter().zip(alone) {
+        let vectors = [&mut ours, &mut theirs].map(|record| {
+            record
+                .as_object_mut()
+                .and_then(|fields| fields.remove("embedding"))
+                .map(|v| serde_json::from_value::<Vec<f32>>(v).unwrap())
+        });
+        assert_eq!(ours, theirs, "{}", scope.display());
+        if let [Some(ours), Some(theirs)] = vectors {
+            assert_eq!(ours.len(), theirs.len());
+            let furthest = ours
+                .iter()
+                .zip(&theirs)
+                .map(|(a, b)| (a - b).abs())
+                .fold(0.0f32, f32::max);
+            assert!(furthest <= 1e-6, "vectors differ by {furthest}");
+        } else {
+            assert_eq!(vectors[0], vectors[1]);
+        }
+    }
+}
+
+fn shared_embedder_runs(scope: &Path) -> usize {
+    std::fs::read_to_string(scope.join(".kts/cache/reindex.log"))
+        .unwrap()
+        .matches("# one kts-embed for ")
+        .count()
+}
+
+#[test]
+fn with_embeddings_the_scopes_share_one_embedder_and_get_their_own_vectors() {
+    let root = knowledge_root();
+    let root = root.path();
+    let scopes = scope_dirs(root);
+    let run = reindex_embedded(root, &kts_tests::profile_dir());
+    assert!(
+        run.status.success(),
+        "{}{}",
+        text(&run.stdout),
+        text(&run.stderr)
+    );
+    assert!(
+        summary(root).contains("3 reindexed, 0 unchanged, 0 failed"),
+        "{}",
+        summary(root)
+    );
+    for scope in &scopes {
+        let log = std::fs::read_to_string(scope.join(".kts/cache/reindex.log")).unwrap();
+        assert!(log.contains("# one kts-embed for 3 scopes"), "{log}");
+        assert!(log.contains("kts-embed: "), "its --stats line: {log}");
+        assert!(log.contains("kts-index: "), "{log}");
+        assert_embedded_as_alone(scope);
+    }
+    let nearest = kts_tests::succeeded(kts_tests::shell(&format!(
+        "kts-query '{}' 'which weekday are releases shipped' --mode vector --top-k 1",
+        scopes[1].display()
+    )));
+    let nearest = records(&text(&nearest.stdout));
+    assert_eq!(nearest[0]["path"], "deploy.txt", "{nearest:?}");
+
+    // Nothing changed: no kts-embed starts.
+    let run = reindex_embedded(root, &kts_tests::profile_dir());
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    assert!(summary(root).contains("0 reindexed, 3 unchanged, 0 failed"));
+    assert!(scopes.iter().all(|s| shared_embedder_runs(s) == 0));
+
+    // One scope changed: it alone goes through the shared embedder.
+    write(
+        &scopes[2].join("report.md"),
+        "# Remittance report\n\nTrigger event: dugong.\n",
+    );
+    let run = reindex_embedded(root, &kts_tests::profile_dir());
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    expect_results(
+        root,
+        &[
+            ("unchanged", "alpha"),
+            ("unchanged", "Beta Team - EMEA"),
+            ("reindexed", "gamma_2006_HE1"),
+        ],
+    );
+    let log = std::fs::read_to_string(scopes[2].join(".kts/cache/reindex.log")).unwrap();
+    assert!(log.contains("# one kts-embed for 1 scopes"), "{log}");
+    assert_embedded_as_alone(&scopes[2]);
+    assert_eq!(found(&scopes[2], "dugong"), ["report.md"]);
+}
+
+#[test]
+fn scopes_the_shared_embedder_cannot_serve_are_embedded_on_their_own() {
+    // The kts binaries of this build, with a kts-embed that fails on a stream
+    // of several scopes (as a damaged model file or a full disk would) and
+    // embeds a single scope's stream as usual.
+    let bin = tempfile::tempdir().unwrap();
+    for entry in std::fs::read_dir(kts_tests::profile_dir()).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_str().unwrap().to_string();
+        if name.starts_with("kts-") && name != "kts-embed" && path.is_file() {
+            std::os::unix::fs::symlink(&path, bin.path().join(&name)).unwrap();
+        }
+    }
+    let embed = bin.path().join("kts-embed");
+    write(
+        &embed,
+        &format!(
+            "#!/usr/bin/env bash\n\
+             input=$(cat)\n\
+             if [[ $input == *reindex-embed.scope* ]]; then\n\
+             \x20   echo 'kts-embed: error: the model file is damaged' >&2\n\
+             \x20   exit 2\n\
+             fi\n\
+             printf '%s\\n' \"$input\" | exec '{}' \"$@\"\n",
+            kts_tests::profile_dir().join("kts-embed").display()
+        ),
+    );
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&embed, std::fs::Permissions::from_mode(0o755)).unwrap();
+
+    let root = knowledge_root();
+    let root = root.path();
+    let run = reindex_embedded(root, bin.path());
+    assert!(
+        run.status.success(),
+        "{}{}",
+        text(&run.stdout),
+        text(&run.stderr)
+    );
+    assert!(
+        text(&run.stderr).contains("they are embedded one by one"),
+        "{}",
+        text(&run.stderr)
+    );
+    assert!(summary(root).contains("3 reindexed, 0 unchanged, 0 failed"));
+    for scope in scope_dirs(root) {
+        let log = std::fs::read_to_string(scope.join(".kts/cache/reindex.log")).unwrap();
+        assert!(log.contains("the model file is damaged"), "{log}");
+        assert!(log.contains("the scope is embedded on its own"), "{log}");
+        assert_embedded_as_alone(&scope);
+    }
+}

@@ -168,16 +168,28 @@ fn whole_scopes_on_spark_index_as_pipelines_reindex_does() {
         profile_dir().display()
     ));
     assert_eq!(reindexed.status.code(), Some(2), "{reindexed:?}");
-    let output = kts_spark(&[ours.to_str().unwrap()]);
+    // Two tasks of two scopes each: each task's scopes share one kts-embed.
+    let output = kts_spark(&[ours.to_str().unwrap(), "--tasks", "2"]);
     let (stdout, stderr) = (
         String::from_utf8_lossy(&output.stdout),
         String::from_utf8_lossy(&output.stderr),
     );
     assert_eq!(output.status.code(), Some(1), "{stdout}\n{stderr}");
     assert!(
+        stderr.contains("4 scopes of ") && stderr.contains(" in 2 tasks"),
+        "{stderr}"
+    );
+    assert!(
         stdout.contains("4 scopes") && stdout.contains("3 reindexed, 0 unchanged, 1 failed"),
         "{stdout}"
     );
+    for scope in ["rfcs", "common", "broken", "locked"] {
+        let log = std::fs::read_to_string(ours.join(scope).join(".kts/cache/reindex.log")).unwrap();
+        assert!(
+            log.contains("# one kts-embed for 2 scopes"),
+            "{scope}: {log}"
+        );
+    }
     assert!(
         stdout.contains("failed: locked: kts-index: error: another writer is updating this scope"),
         "{stdout}"
