@@ -90,6 +90,25 @@ fn is_table_row(line: &str) -> bool {
     line.trim_start().starts_with('|')
 }
 
+/// The byte range of a table's header row (its first line, trimmed) when the
+/// block is a table whose second line is the `| --- |` separator row.
+pub fn table_header(markdown: &str, block: &Range<usize>) -> Option<Range<usize>> {
+    let text = &markdown[block.clone()];
+    let mut lines = text.lines();
+    let header = lines.next()?;
+    let separator = lines.next()?.trim();
+    let is_separator = separator.starts_with('|')
+        && separator.contains('-')
+        && separator
+            .chars()
+            .all(|c| matches!(c, '|' | '-' | ':' | ' ' | '\t'));
+    if !is_table_row(header) || !is_separator {
+        return None;
+    }
+    let start = block.start + (header.len() - header.trim_start().len());
+    Some(start..block.start + header.trim_end().len())
+}
+
 fn is_list_item(line: &str) -> bool {
     let trimmed = line.trim_start();
     if trimmed.starts_with("- ") || trimmed.starts_with("* ") || trimmed.starts_with("+ ") {
@@ -205,6 +224,16 @@ mod tests {
                 ),
             ]
         );
+    }
+
+    #[test]
+    fn a_table_header_is_its_first_row_above_a_separator() {
+        let markdown = "x\n\n| a | b |\n| :-- | --: |\n| 1 | 2 |";
+        let table = parse(markdown).pop().unwrap();
+        let header = table_header(markdown, &table.range).unwrap();
+        assert_eq!(&markdown[header], "| a | b |");
+        let no_separator = "| a | b |\n| 1 | 2 |";
+        assert_eq!(table_header(no_separator, &(0..no_separator.len())), None);
     }
 
     #[test]

@@ -16,8 +16,9 @@ const AFTER_HELP: &str = "\
 Reads kts.doc/1 records on stdin. Each document is passed through, followed by
 its chunks: spans of its Markdown of about --size characters that end at
 sentence boundaries, overlapping by about --overlap characters. Headings start
-new chunks; tables and code blocks are kept whole when they fit. Each chunk
-carries its heading path, its character offsets into the Markdown (text equals
+new chunks; tables and code blocks are kept whole when they fit, and a table
+that does not is split between rows. Each chunk carries its heading path (for
+a chunk that starts below a table's header, ending with that header row), its character offsets into the Markdown (text equals
 markdown[start:end], counted in Unicode scalar values as Python does), and the
 page or slide it starts on. chunk_id is stable: the same text in the same
 document keeps its id. Other records pass through unchanged.

@@ -129,12 +129,18 @@ pub fn split(markdown: &str, settings: &ChunkSettings) -> Vec<Chunk> {
 }
 
 /// Turns blocks into units no longer than `size`, tracking headings and markers.
+///
+/// A table too long for one chunk is cut into rows; the rows below its header
+/// get a context whose heading path ends with the header row, so that every
+/// chunk of the table says what its columns mean while its text stays an
+/// exact slice of the Markdown.
 fn units(markdown: &str, chars: &CharIndex, size: usize) -> (Vec<Unit>, Vec<Context>) {
     let mut units = Vec::new();
     let mut contexts = vec![Context::default()];
+    let mut current = 0;
     let mut headings: Vec<(usize, String)> = Vec::new();
     for block in blocks::parse(markdown) {
-        let mut context = contexts.last().cloned().unwrap_or_default();
+        let mut context = contexts[current].clone();
         match &block.kind {
             Kind::Page(n) => context.page = Some(*n),
             Kind::Slide(n) => context.slide = Some(*n),
@@ -150,11 +156,11 @@ fn units(markdown: &str, chars: &CharIndex, size: usize) -> (Vec<Unit>, Vec<Cont
             Kind::Page(_) | Kind::Slide(_) | Kind::Heading { .. }
         ) {
             contexts.push(context);
+            current = contexts.len() - 1;
         }
         if matches!(block.kind, Kind::Page(_) | Kind::Slide(_)) {
             continue;
         }
-        let context = contexts.len() - 1;
         let heading = matches!(block.kind, Kind::Heading { .. });
         let mut pieces = Vec::new();
         let level = if block.kind == Kind::Verbatim {
@@ -162,12 +168,35 @@ fn units(markdown: &str, chars: &CharIndex, size: usize) -> (Vec<Unit>, Vec<Cont
         } else {
             Level::Sentences
         };
-        cut(markdown, block.range, level, chars, size, true, &mut pieces);
-        units.extend(pieces.into_iter().map(|(bytes, clean_start)| Unit {
-            bytes,
-            clean_start,
-            heading,
-            context,
+        cut(
+            markdown,
+            block.range.clone(),
+            level,
+            chars,
+            size,
+            true,
+            &mut pieces,
+        );
+        let table_rows = match blocks::table_header(markdown, &block.range) {
+            Some(header) if pieces.len() > 1 => {
+                let mut rows = contexts[current].clone();
+                rows.heading_path.push(markdown[header.clone()].to_string());
+                contexts.push(rows);
+                Some((header.end, contexts.len() - 1))
+            }
+            _ => None,
+        };
+        units.extend(pieces.into_iter().map(|(bytes, clean_start)| {
+            let context = match table_rows {
+                Some((header_end, rows)) if bytes.start > header_end => rows,
+                _ => current,
+            };
+            Unit {
+                bytes,
+                clean_start,
+                heading,
+                context,
+            }
         }));
     }
     (units, contexts)
@@ -387,6 +416,41 @@ mod tests {
         let markdown = format!("{before}\n\n{table}\n\nAfter.");
         let chunks = split(&markdown, &settings(170, 0, 10));
         assert!(chunks.iter().any(|c| c.text.contains(table)), "{chunks:#?}");
+    }
+
+    #[test]
+    fn a_long_table_is_split_at_rows_and_each_part_names_its_columns() {
+        let rows: String = (0..40)
+            .map(|i| format!("| 2024-{i:02} | {} |\n", i * 7))
+            .collect();
+        let markdown =
+            format!("## Sales\n\n| Month | Units |\n| --- | --- |\n{rows}\nAfter the table.");
+        let chunks = split(&markdown, &settings(200, 40, 20));
+        assert!(chunks.len() > 3, "{chunks:#?}");
+        assert!(chunks[0].text.contains("| Month | Units |\n| --- | --- |"));
+        assert_eq!(chunks[0].heading_path, ["Sales"]);
+        for chunk in &chunks[1..] {
+            if chunk.text.starts_with("| 2024-") {
+                assert_eq!(
+                    chunk.heading_path,
+                    ["Sales", "| Month | Units |"],
+                    "{chunk:#?}"
+                );
+                assert!(
+                    chunk.text.lines().all(|l| l.starts_with("| 2024-")
+                        || l.is_empty()
+                        || l == "After the table.")
+                );
+            }
+        }
+        let last = chunks.last().unwrap();
+        assert!(last.text.ends_with("After the table."));
+        // A table that fits keeps the plain heading path.
+        let small = split(
+            "## S\n\n| a | b |\n| --- | --- |\n| 1 | 2 |",
+            &settings(200, 40, 20),
+        );
+        assert_eq!(small[0].heading_path, ["S"]);
     }
 
     #[test]

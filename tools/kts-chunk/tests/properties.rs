@@ -102,6 +102,15 @@ proptest! {
     }
 
     #[test]
+    fn a_chunk_starting_inside_a_table_names_its_header(markdown in document(), settings in settings()) {
+        for chunk in split(&markdown, &settings) {
+            if chunk.text.starts_with('|') && !chunk.text.starts_with("| k | v |") {
+                prop_assert_eq!(chunk.heading_path.last().map(String::as_str), Some("| k | v |"), "{:?}", chunk);
+            }
+        }
+    }
+
+    #[test]
     fn chunking_is_deterministic(markdown in document(), settings in settings()) {
         let ids = |chunks: Vec<kts_chunk::Chunk>| chunks.iter().map(|c| c.id("doc")).collect::<Vec<_>>();
         prop_assert_eq!(ids(split(&markdown, &settings)), ids(split(&markdown, &settings)));

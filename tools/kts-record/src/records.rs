@@ -134,7 +134,9 @@ pub struct ChunkRecord {
     pub index: usize,
     /// Exactly the document's Markdown between `start` and `end`.
     pub text: String,
-    /// Headings above the chunk, outermost first.
+    /// Headings above the chunk, outermost first. A chunk that starts inside
+    /// a table, below its header, ends the path with that header row as
+    /// written (`| Name | City |`), so it still says what its columns mean.
     #[serde(default)]
     pub heading_path: Vec<String>,
     /// Offset of the first character, in Unicode scalar values (as Python's `str`).
