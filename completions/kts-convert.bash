@@ -23,7 +23,7 @@ _kts__convert() {
 
     case "${cmd}" in
         kts__convert)
-            opts="-j -q -h -V --root --threads --timeout --max-unpacked-mib --max-pages --no-store --fail-fast --stats --quiet --help --version"
+            opts="-j -q -h -V --root --threads --timeout --max-unpacked-mib --max-pages --max-cells --no-store --fail-fast --stats --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -50,6 +50,10 @@ _kts__convert() {
                     return 0
                     ;;
                 --max-pages)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-cells)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

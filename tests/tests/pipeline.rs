@@ -88,7 +88,9 @@ fn the_readme_pipeline_turns_the_demo_scope_into_valid_chunks() {
         .filter(|r| r["schema"] == "kts.doc/1")
         .collect();
     let formats: Vec<&str> = docs.iter().map(|d| d["format"].as_str().unwrap()).collect();
-    for format in ["md", "txt", "html", "json", "docx", "pptx", "pdf"] {
+    for format in [
+        "md", "txt", "html", "json", "docx", "pptx", "pdf", "csv", "xlsx",
+    ] {
         assert!(
             formats.contains(&format),
             "no {format} document in {formats:?}"

@@ -16,13 +16,14 @@ use std::time::Duration;
 use clap::{CommandFactory, Parser};
 use kts_cli::{Exit, Incoming, JsonlReader, JsonlWriter};
 
-const ABOUT: &str =
-    "Convert documents (md, txt, html, json, docx, pptx, pdf) to Markdown kts.doc/1 records";
+const ABOUT: &str = "Convert documents (md, txt, html, json, docx, pptx, pdf, csv, xlsx, xls, ods) to Markdown kts.doc/1 records";
 
 const AFTER_HELP: &str = "\
 Reads kts.file/1 records (from kts-crawl) on stdin and writes one kts.doc/1
 record per document: its Markdown (headings, lists, tables, slide titles and
-notes, <!-- page: N --> and <!-- slide: N --> markers), title, doc_type, dates,
+notes, <!-- page: N --> and <!-- slide: N --> markers; a CSV or TSV file as one
+table, its delimiter and encoding sniffed; each sheet of a workbook as a
+heading and its blocks of data as tables), title, doc_type, dates,
 keywords and images. The Markdown, metadata and images are also kept in
 ROOT/.kts/documents/<doc_id>/ (content.md, metadata.json, images/<sha256>.<ext>);
 an unchanged file is served from there without converting it again.
@@ -50,13 +51,18 @@ pub struct Args {
     #[arg(long, value_name = "SECONDS", default_value_t = 120)]
     pub timeout: u64,
 
-    /// Largest total a zip package (docx, pptx) may decompress to, in MiB.
+    /// Largest total a zip package (docx, pptx, xlsx, ods) may decompress to, in MiB.
     #[arg(long, value_name = "MIB", default_value_t = 512)]
     pub max_unpacked_mib: u64,
 
     /// Refuse PDFs with more pages than this.
     #[arg(long, value_name = "N", default_value_t = 5000)]
     pub max_pages: usize,
+
+    /// Read at most this many non-empty cells of a workbook; the rest is left
+    /// out with a warning.
+    #[arg(long, value_name = "N", default_value_t = 5_000_000)]
+    pub max_cells: usize,
 
     /// Do not write ROOT/.kts/documents (and do not reuse earlier conversions).
     #[arg(long)]
@@ -91,6 +97,7 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         limits: formats::Limits {
             max_unpacked_bytes: args.max_unpacked_mib << 20,
             max_pdf_pages: args.max_pages,
+            max_sheet_cells: args.max_cells,
             ..formats::Limits::default()
         },
         timeout: Duration::from_secs(args.timeout.max(1)),

@@ -73,6 +73,8 @@ fn choose_title(property: Option<&str>, markdown: &str, path: &str) -> String {
             || t == "powerpoint presentation"
             || t == "slide 1"
             || t == "document"
+            || t.strip_prefix("sheet")
+                .is_some_and(|n| n.trim().parse::<u32>().is_ok())
     };
     if let Some(title) = property.filter(|t| !placeholder(t)) {
         return collapse_whitespace(title);
@@ -80,7 +82,7 @@ fn choose_title(property: Option<&str>, markdown: &str, path: &str) -> String {
     if let Some(heading) = first_heading(markdown).filter(|h| !placeholder(h)) {
         return heading;
     }
-    if let Some(line) = title_like_first_line(markdown) {
+    if let Some(line) = title_like_first_line(markdown).filter(|l| !placeholder(l)) {
         return line;
     }
     let name = path.rsplit('/').next().unwrap_or(path);
@@ -109,7 +111,7 @@ fn title_like_first_line(markdown: &str) -> Option<String> {
         .lines()
         .map(str::trim)
         .filter(|l| !l.is_empty() && !l.starts_with("<!--"));
-    let first = lines.next()?;
+    let first = lines.next().filter(|l| !l.starts_with('|'))?;
     let more_follows = lines.next().is_some();
     let sentence = first.ends_with(['.', ',', ';', ':']);
     (more_follows
@@ -523,6 +525,14 @@ mod tests {
         assert_eq!(
             choose_title(None, "One sentence only.", "dir/incident_report-2024.pdf"),
             "incident report 2024"
+        );
+        assert_eq!(
+            choose_title(None, "| Name | City |\n| --- | --- |\n", "staff-list.csv"),
+            "staff list"
+        );
+        assert_eq!(
+            choose_title(None, "## Sheet1\n\n| a |\n| --- |\n| 1 |\n", "budget.xlsx"),
+            "budget"
         );
     }
 

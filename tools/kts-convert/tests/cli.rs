@@ -412,3 +412,203 @@ fn records_naming_files_outside_the_scope_are_refused() {
         kts_record::scope_path::doc_id("docs/notes.md")
     );
 }
+
+#[test]
+fn csv_exports_in_any_dialect_become_one_table() {
+    let scope = tempfile::tempdir().unwrap();
+    let rows = [
+        vec!["Name", "City", "Note"],
+        vec!["佐藤太郎", "東京", "first; \"quoted\""],
+        vec!["Ana", "Lisboa"],
+        vec!["Lin", "Oslo", "line one\nline two", "extra"],
+    ];
+    let dialects = [
+        ("comma.csv", ',', None),
+        ("semicolon.csv", ';', Some(encoding_rs::UTF_16LE)),
+        ("tab.tsv", '\t', Some(encoding_rs::SHIFT_JIS)),
+        ("pipe.csv", '|', None),
+    ];
+    for (name, delimiter, encoding) in dialects {
+        let dialect = kts_sample::CsvDialect {
+            delimiter,
+            encoding,
+        };
+        std::fs::write(scope.path().join(name), kts_sample::to_csv(&rows, dialect)).unwrap();
+    }
+    let latin = [vec!["Name", "City"], vec!["Zoë", "Malmö"]];
+    let windows_1252 = kts_sample::CsvDialect {
+        delimiter: ';',
+        encoding: Some(encoding_rs::WINDOWS_1252),
+    };
+    std::fs::write(
+        scope.path().join("latin.csv"),
+        kts_sample::to_csv(&latin, windows_1252),
+    )
+    .unwrap();
+    let names = [
+        "comma.csv",
+        "semicolon.csv",
+        "tab.tsv",
+        "pipe.csv",
+        "latin.csv",
+    ];
+    let input: Vec<Value> = names.iter().map(|n| file_record(scope.path(), n)).collect();
+    let (output, docs) = convert(&input, &["--no-store"]);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    for doc in &docs[..4] {
+        assert_eq!(doc["format"], "csv", "{doc}");
+        assert_eq!(
+            doc["markdown"],
+            "| Name | City | Note |  |\n| --- | --- | --- | --- |\n\
+             | 佐藤太郎 | 東京 | first; \"quoted\" |  |\n| Ana | Lisboa |  |  |\n\
+             | Lin | Oslo | line one line two | extra |\n",
+            "{}",
+            doc["path"]
+        );
+    }
+    assert_eq!(docs[2]["metadata"]["encoding"], "Shift_JIS");
+    assert_eq!(docs[1]["metadata"]["delimiter"], ";");
+    assert_eq!(
+        docs[4]["markdown"],
+        "| Name | City |\n| --- | --- |\n| Zoë | Malmö |\n"
+    );
+    assert_eq!(docs[4]["title"], "latin");
+}
+
+fn workbook() -> Vec<u8> {
+    use kts_sample::{Cell, Comment, Sheet};
+    let mut sales = Sheet::new("Sales 2024")
+        .row(["Units sold per region".into(), Cell::Empty, Cell::Empty])
+        .row(["Region".into(), "Month".into(), "Units".into()])
+        .row(["North".into(), Cell::Date(45292.0), 120.0.into()])
+        .row([Cell::Empty, Cell::Date(45323.0), 0.1.into()])
+        .row([
+            "Total".into(),
+            Cell::Empty,
+            Cell::Formula {
+                formula: "C3+C4".into(),
+                cached: 120.1,
+            },
+        ]);
+    sales.merges.push((0, 0, 0, 2));
+    sales.merges.push((2, 0, 3, 0));
+    sales.comments.push(Comment {
+        row: 3,
+        col: 2,
+        author: "Ada".into(),
+        text: "Estimate | to be confirmed".into(),
+    });
+    // A second block beside the first, after an empty column, and a cell far away.
+    sales.rows[1].extend([Cell::Empty, "Pond".into()]);
+    sales.rows[2].extend([Cell::Empty, "Lake Ness".into()]);
+    let mut far = vec![Cell::Empty; 40];
+    far.push("Checked by the audit team".into());
+    let mut sparse = Sheet::new("Notes");
+    sparse.rows = vec![vec![]; 900];
+    sparse.rows.push(far);
+    kts_sample::to_xlsx("Regional sales", &[sales, Sheet::new("Empty"), sparse]).unwrap()
+}
+
+#[test]
+fn a_workbook_becomes_a_heading_per_sheet_and_a_table_per_block() {
+    let scope = tempfile::tempdir().unwrap();
+    std::fs::write(scope.path().join("sales.xlsx"), workbook()).unwrap();
+    let (output, docs) = convert(&[file_record(scope.path(), "sales.xlsx")], &["--no-store"]);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(docs[0]["format"], "xlsx");
+    assert_eq!(docs[0]["title"], "Regional sales");
+    assert_eq!(docs[0]["metadata"]["sheets"], 3);
+    assert_eq!(
+        docs[0]["markdown"],
+        "## Sales 2024\n\n\
+         Units sold per region\n\n\
+         | Region | Month | Units |\n| --- | --- | --- |\n\
+         | North | 2024-01-01 | 120 |\n| North | 2024-02-01 | 0.1 |\n| Total |  | 120.1 |\n\n\
+         > Comment (Ada) on C4: Estimate | to be confirmed\n\n\
+         | Pond |\n| --- |\n| Lake Ness |\n\n\
+         ## Empty\n\n\
+         ## Notes\n\n\
+         Checked by the audit team\n"
+    );
+}
+
+#[test]
+fn damaged_encrypted_and_oversized_workbooks_are_error_records() {
+    let scope = tempfile::tempdir().unwrap();
+    let good = workbook();
+    let write = |name: &str, bytes: &[u8]| std::fs::write(scope.path().join(name), bytes).unwrap();
+    write("truncated.xlsx", &damage::truncated(&good, 0.6));
+    write("locked.xlsx", &damage::encrypted_office());
+    write("garbage.xls", &damage::bit_flipped(&good, 7, 4000));
+    // A sheet padded with 8 MiB of blanks compresses over 1000 to 1: a zip bomb.
+    let bomb_sheet = kts_sample::Sheet::new("Bomb").row(["x".repeat(8 << 20).as_str().into()]);
+    write(
+        "bomb.xlsx",
+        &kts_sample::to_xlsx("bomb", &[bomb_sheet]).unwrap(),
+    );
+    write("good.xlsx", &good);
+    let names = [
+        "truncated.xlsx",
+        "locked.xlsx",
+        "garbage.xls",
+        "bomb.xlsx",
+        "good.xlsx",
+    ];
+    let input: Vec<Value> = names.iter().map(|n| file_record(scope.path(), n)).collect();
+    let (output, records) = convert(&input, &["--no-store"]);
+    assert_eq!(output.status.code(), Some(1));
+    let codes: Vec<&str> = records
+        .iter()
+        .map(|r| r["code"].as_str().unwrap_or("converted"))
+        .collect();
+    assert_eq!(
+        codes,
+        ["corrupt", "encrypted", "corrupt", "too-large", "converted"],
+        "{records:#?}"
+    );
+    for (record, name) in records.iter().zip(names) {
+        assert_eq!(record["path"], name);
+    }
+}
+
+#[test]
+fn a_sheet_of_100000_rows_converts_and_the_cell_limit_is_a_warning() {
+    let scope = tempfile::tempdir().unwrap();
+    let mut sheet = kts_sample::Sheet::new("Readings").row(["Sensor".into(), "Value".into()]);
+    for i in 0..100_000 {
+        sheet = sheet.row([format!("s{i}").as_str().into(), (i as f64).into()]);
+    }
+    std::fs::write(
+        scope.path().join("big.xlsx"),
+        kts_sample::to_xlsx("Readings", &[sheet]).unwrap(),
+    )
+    .unwrap();
+    let input = [file_record(scope.path(), "big.xlsx")];
+    let (output, docs) = convert(&input, &["--no-store"]);
+    assert!(output.status.success());
+    let markdown = docs[0]["markdown"].as_str().unwrap();
+    assert_eq!(markdown.lines().count(), 2 + 100_002);
+    assert!(markdown.ends_with("| s99999 | 99999 |\n"));
+
+    let (output, docs) = convert(&input, &["--no-store", "--max-cells", "1000"]);
+    assert!(output.status.success());
+    let markdown = docs[0]["markdown"].as_str().unwrap();
+    assert!(
+        markdown.ends_with("| s498 | 498 |\n"),
+        "{}",
+        &markdown[markdown.len() - 100..]
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("big.xlsx: more than 1000 cells"),
+        "{stderr}"
+    );
+}

@@ -134,6 +134,9 @@ fn format_comes_from_content_and_junk_is_skipped() {
     write(&scope.path().join(".git/HEAD.md"), b"ref");
     write(&scope.path().join(".kts/documents/x/content.md"), b"stored");
     write(&scope.path().join("draft.md~"), b"backup");
+    write(&scope.path().join("staff.csv"), b"name;city\nAda;Oslo\n");
+    write(&scope.path().join("export.TSV"), b"a\tb\n1\t2\n");
+    write(&scope.path().join("dump.csv"), &[0, 1, 2, 0, 255]);
     let output = crawl(scope.path(), &[]);
     let found: Vec<(String, String)> = records(&output)
         .iter()
@@ -144,7 +147,14 @@ fn format_comes_from_content_and_junk_is_skipped() {
             )
         })
         .collect();
-    assert_eq!(found, [("report.pdf.txt".into(), "pdf".into())]);
+    assert_eq!(
+        found,
+        [
+            ("export.TSV".into(), "csv".into()),
+            ("report.pdf.txt".into(), "pdf".into()),
+            ("staff.csv".into(), "csv".into()),
+        ]
+    );
 }
 
 #[cfg(unix)]

@@ -11,6 +11,11 @@ pub enum Format {
     Docx,
     Pptx,
     Pdf,
+    // Delimiter-separated values: .csv and .tsv (comma, semicolon, tab or pipe).
+    Csv,
+    Xlsx,
+    Xls,
+    Ods,
 }
 
 impl Format {
@@ -23,6 +28,10 @@ impl Format {
             Self::Docx => "docx",
             Self::Pptx => "pptx",
             Self::Pdf => "pdf",
+            Self::Csv => "csv",
+            Self::Xlsx => "xlsx",
+            Self::Xls => "xls",
+            Self::Ods => "ods",
         }
     }
 
@@ -36,6 +45,10 @@ impl Format {
             "docx" | "docm" => Self::Docx,
             "pptx" | "pptm" => Self::Pptx,
             "pdf" => Self::Pdf,
+            "csv" | "tsv" | "tab" => Self::Csv,
+            "xlsx" | "xlsm" => Self::Xlsx,
+            "xls" => Self::Xls,
+            "ods" => Self::Ods,
             _ => return None,
         })
     }
@@ -68,6 +81,13 @@ fn sniff(head: &[u8], zip_names: &[u8]) -> Magic {
             Some(Format::Docx)
         } else if contains(zip_names, b"ppt/presentation.xml") {
             Some(Format::Pptx)
+        } else if contains(zip_names, b"xl/workbook.xml") {
+            Some(Format::Xlsx)
+        } else if contains(
+            &head[..head.len().min(128)],
+            b"mimetypeapplication/vnd.oasis.opendocument.spreadsheet",
+        ) {
+            Some(Format::Ods)
         } else {
             None
         };
@@ -109,11 +129,21 @@ pub fn detect_format(head: &[u8], tail: &[u8], extension: Option<&str>) -> Optio
     match sniff(head, &names) {
         Magic::Pdf => Some(Format::Pdf),
         Magic::Zip(Some(office)) => Some(office),
-        Magic::Zip(None) | Magic::Compound | Magic::Binary => {
-            by_extension.filter(|f| matches!(f, Format::Docx | Format::Pptx | Format::Pdf))
-        }
+        Magic::Zip(None) | Magic::Compound | Magic::Binary => by_extension.filter(|f| {
+            matches!(
+                f,
+                Format::Docx
+                    | Format::Pptx
+                    | Format::Pdf
+                    | Format::Xlsx
+                    | Format::Xls
+                    | Format::Ods
+            )
+        }),
         Magic::Text => match by_extension {
-            Some(Format::Md | Format::Txt | Format::Html | Format::Json) => by_extension,
+            Some(Format::Md | Format::Txt | Format::Html | Format::Json | Format::Csv) => {
+                by_extension
+            }
             // A binary format's extension on text content: let the converter report it.
             Some(binary) => Some(binary),
             None => sniff_text(head),
@@ -163,6 +193,16 @@ mod tests {
             Some(Format::Html)
         );
         assert_eq!(detect_format(b"fn main() {}", b"", Some("rs")), None);
+        assert_eq!(
+            detect_format(b"a\tb\n1\t2\n", b"", Some("TSV")),
+            Some(Format::Csv)
+        );
+        let shift_jis = b"\x96\xbc\x91\x4f,\x94\x4e\x97\xee\n";
+        assert_eq!(
+            detect_format(shift_jis, b"", Some("csv")),
+            Some(Format::Csv)
+        );
+        assert_eq!(detect_format(&[0, 1, 2, 3, 0xff], b"", Some("csv")), None);
     }
 
     #[test]
@@ -176,5 +216,13 @@ mod tests {
         let ole = [0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1, 0];
         assert_eq!(detect_format(&ole, b"", Some("docx")), Some(Format::Docx));
         assert_eq!(detect_format(&ole, b"", Some("ppt")), None);
+        assert_eq!(detect_format(&ole, b"", Some("xls")), Some(Format::Xls));
+        let xlsx_tail = b"PK\x01\x02xl/workbook.xml";
+        assert_eq!(
+            detect_format(b"PK\x03\x04xx", xlsx_tail, Some("zip")),
+            Some(Format::Xlsx)
+        );
+        let ods = b"PK\x03\x04........mimetypeapplication/vnd.oasis.opendocument.spreadsheetPK";
+        assert_eq!(detect_format(ods, b"", None), Some(Format::Ods));
     }
 }

@@ -1,10 +1,13 @@
-//! The demo scope: kts's own documentation rendered in every format.
+//! The demo scope: kts's own documentation rendered in every format, and
+//! tables about kts as CSV.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
-use crate::{Block, Format, Outline, render};
+use kts_record::ErrorCode;
+
+use crate::{Block, Cell, Comment, CsvDialect, Format, Outline, Sheet, render, to_csv, to_xlsx};
 
 /// (file name, format, Markdown source) of every demo file.
 pub const DEMO_FILES: [(&str, Format, &str); 7] = [
@@ -41,12 +44,94 @@ pub const DEMO_FILES: [(&str, Format, &str); 7] = [
     ),
 ];
 
+/// The demo's table files, written from rows rather than from an outline.
+pub const DEMO_TABLE_FILES: [&str; 2] = ["file-formats.csv", "error-codes.xlsx"];
+
+/// The formats kts reads, as a semicolon-separated export (as a spreadsheet
+/// set to a European locale writes it), with a quoted field holding the delimiter.
+fn file_formats_csv() -> Vec<u8> {
+    let rows = [
+        vec!["Extension", "Format", "What kts keeps"],
+        vec![".md", "Markdown", "the text; front matter gives the title"],
+        vec![".txt", "Plain text", "the text, in any common encoding"],
+        vec![".html", "HTML", "headings, lists, tables, links"],
+        vec![".json", "JSON", "keys as headings; values as text"],
+        vec![".docx", "Word", "headings, lists, tables, comments, images"],
+        vec![
+            ".pptx",
+            "PowerPoint",
+            "slides; titles, notes, tables, charts",
+        ],
+        vec![".pdf", "PDF", "text per page; headings by font size"],
+        vec![
+            ".csv; .tsv",
+            "CSV",
+            "one table; delimiter and encoding sniffed",
+        ],
+        vec![
+            ".xlsx; .xls; .ods",
+            "Spreadsheet",
+            "each sheet: a heading, then its tables",
+        ],
+    ];
+    to_csv(
+        &rows,
+        CsvDialect {
+            delimiter: ';',
+            ..CsvDialect::default()
+        },
+    )
+}
+
+/// kts's error codes and conversion limits as a workbook: a title merged
+/// over its table, a comment, a formula with its cached value and a date.
+fn error_codes_xlsx() -> anyhow::Result<Vec<u8>> {
+    let mut codes = Sheet::new("Error codes")
+        .row(["kts error codes".into(), Cell::Empty])
+        .row(["Code".into(), "Meaning".into()]);
+    for code in ErrorCode::ALL {
+        codes = codes.row([code.as_str().into(), code.description().into()]);
+    }
+    codes.merges.push((0, 0, 0, 1));
+    codes.comments.push(Comment {
+        row: 2,
+        col: 0,
+        author: "kts".into(),
+        text: "Every stage uses these codes in kts.error/1 records.".into(),
+    });
+    let limits = Sheet::new("Limits")
+        .row(["Setting".into(), "Default".into(), "Flag".into()])
+        .row([
+            "Largest unpacked package (bytes)".into(),
+            Cell::Formula {
+                formula: "512*1024*1024".into(),
+                cached: 536_870_912.0,
+            },
+            "--max-unpacked-mib".into(),
+        ])
+        .row(["Most PDF pages".into(), 5000.0.into(), "--max-pages".into()])
+        .row([
+            "Time limit per document (s)".into(),
+            120.0.into(),
+            "--timeout".into(),
+        ])
+        .row([Cell::Empty, Cell::Empty, Cell::Empty])
+        .row(["Last reviewed".into(), Cell::Date(45292.0), Cell::Empty]);
+    Ok(to_xlsx("kts error codes and limits", &[codes, limits])?)
+}
+
 /// Writes every demo file into `dir` (created if needed); returns their paths.
 pub fn write_demo(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let mut written = Vec::new();
     for (name, format, markdown) in DEMO_FILES {
         let bytes = render(&demo_outline(markdown, format), format)?;
+        let path = dir.join(name);
+        std::fs::write(&path, bytes).with_context(|| format!("cannot write {}", path.display()))?;
+        written.push(path);
+    }
+    let tables = [file_formats_csv(), error_codes_xlsx()?];
+    for (name, bytes) in DEMO_TABLE_FILES.iter().zip(tables) {
         let path = dir.join(name);
         std::fs::write(&path, bytes).with_context(|| format!("cannot write {}", path.display()))?;
         written.push(path);

@@ -3,6 +3,7 @@
 //! Tests build an [`Outline`] (by hand or with [`Outline::from_markdown`]) and
 //! render it with [`to_markdown`], [`to_text`], [`to_html`], [`to_json`],
 //! [`to_docx`], [`to_pptx`] or [`to_pdf`] (or [`render`] with a [`Format`]);
+//! tables (rows of cells) are written with [`to_csv`] and [`to_xlsx`];
 //! [`damage`] makes broken and hostile copies; [`tiny_png`] makes images.
 //! Every writer is deterministic: the same outline gives the same bytes.
 //!
@@ -20,12 +21,14 @@ mod pdf;
 mod png;
 mod pptx;
 mod pptx_static;
+mod table;
 mod text;
+mod xlsx;
 mod xml;
 
 use std::path::PathBuf;
 
-pub use demo::{DEMO_FILES, write_demo};
+pub use demo::{DEMO_FILES, DEMO_TABLE_FILES, write_demo};
 pub use docx::to_docx;
 pub use html::to_html;
 pub use json::to_json;
@@ -33,11 +36,13 @@ pub use outline::{Block, Outline};
 pub use pdf::to_pdf;
 pub use png::tiny_png;
 pub use pptx::to_pptx;
+pub use table::{CsvDialect, to_csv};
 pub use text::{to_markdown, to_text};
+pub use xlsx::{Cell, Comment, Sheet, to_xlsx};
 
 pub use kts_record::Format;
 
-/// Every format kts reads, in the order the writers are listed above.
+/// Every document format kts reads, in the order the writers are listed above.
 pub const ALL_FORMATS: [Format; 7] = [
     Format::Md,
     Format::Txt,
@@ -48,7 +53,9 @@ pub const ALL_FORMATS: [Format; 7] = [
     Format::Pdf,
 ];
 
-/// Renders `outline` in `format`.
+/// Renders `outline` in `format`. Table formats (CSV, spreadsheets) hold
+/// rows, not an outline: they are written with [`to_csv`] and [`to_xlsx`]
+/// and refused here.
 pub fn render(outline: &Outline, format: Format) -> anyhow::Result<Vec<u8>> {
     Ok(match format {
         Format::Md => to_markdown(outline),
@@ -58,6 +65,10 @@ pub fn render(outline: &Outline, format: Format) -> anyhow::Result<Vec<u8>> {
         Format::Docx => to_docx(outline)?,
         Format::Pptx => to_pptx(outline)?,
         Format::Pdf => to_pdf(outline)?,
+        Format::Csv | Format::Xlsx | Format::Xls | Format::Ods => anyhow::bail!(
+            "{} holds rows, not an outline: write it with to_csv or to_xlsx",
+            format.as_str()
+        ),
     })
 }
 
@@ -66,7 +77,8 @@ Example:
   kts-sample sample && kts-crawl sample | kts-convert | kts-chunk | head
 
 Writes kts's own documentation as .md, .txt, .html, .json, .docx, .pptx and
-.pdf files into DIR (created if needed), one line per file on stderr.";
+.pdf files, and tables about kts as .csv and .xlsx, into DIR (created if needed), one
+line per file on stderr.";
 
 /// Write a demo scope: kts's own documentation in every format kts reads.
 #[derive(clap::Parser, Debug)]

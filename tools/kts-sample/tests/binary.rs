@@ -2,7 +2,7 @@ mod common;
 
 use std::process::Command;
 
-use kts_sample::{Block, DEMO_FILES, Format, Outline};
+use kts_sample::{Block, DEMO_FILES, DEMO_TABLE_FILES, Format, Outline};
 
 #[test]
 fn writes_every_format_and_reports_on_stderr() {
@@ -19,7 +19,13 @@ fn writes_every_format_and_reports_on_stderr() {
     );
     assert!(out.stdout.is_empty(), "nothing on stdout");
     let stderr = String::from_utf8(out.stderr).unwrap();
-    assert_eq!(stderr.lines().count(), DEMO_FILES.len());
+    assert_eq!(
+        stderr.lines().count(),
+        DEMO_FILES.len() + DEMO_TABLE_FILES.len()
+    );
+    for name in DEMO_TABLE_FILES {
+        assert!(target.join(name).is_file(), "{name} was not written");
+    }
     assert!(stderr.lines().all(|l| l.starts_with("kts-sample: ")));
     for format in kts_sample::ALL_FORMATS {
         let ext = format!(".{}", format.as_str());

@@ -18,6 +18,7 @@ use quick_xml::events::{BytesText, Event};
 use serde_json::Value;
 
 use super::ooxml::{self, Element, Package, Relationship};
+use super::table;
 use super::{Context, ConvertError, Converted};
 
 pub fn convert(bytes: &[u8], ctx: &mut Context) -> Result<Converted, ConvertError> {
@@ -579,7 +580,7 @@ impl<'d, 'p, 'c, 'i> Writer<'d, 'p, 'c, 'i> {
         self.table_depth -= 1;
         if !rows.iter().all(|r| r.iter().all(|c| c.trim().is_empty())) {
             self.blocks.push(Block::Text(
-                ooxml::markdown_table(&rows).trim_end().to_owned(),
+                table::markdown_table(&rows).trim_end().to_owned(),
             ));
         }
         self.place_pending();

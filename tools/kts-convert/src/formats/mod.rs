@@ -4,13 +4,18 @@
 //! references an external file gets an `external-reference` error), never
 //! panics on bad input, and keeps within `Limits`.
 
+mod csv;
 mod docx;
 mod html;
 mod json;
 mod ooxml;
 mod pdf;
 mod pptx;
+mod sheet_layout;
+mod spreadsheet;
+mod table;
 mod text;
+mod xlsx_parts;
 
 use kts_record::{ErrorCode, Format};
 use serde_json::{Map, Value};
@@ -25,6 +30,8 @@ pub struct Limits {
     /// Largest compression ratio a zip entry may have (zip bombs exceed it).
     pub max_compression_ratio: u64,
     pub max_pdf_pages: usize,
+    /// Cells a workbook may hold before the rest is left out (with a warning).
+    pub max_sheet_cells: usize,
 }
 
 impl Default for Limits {
@@ -33,6 +40,7 @@ impl Default for Limits {
             max_unpacked_bytes: 512 << 20,
             max_compression_ratio: 200,
             max_pdf_pages: 5000,
+            max_sheet_cells: 5_000_000,
         }
     }
 }
@@ -82,5 +90,9 @@ pub fn convert(format: Format, bytes: &[u8], ctx: &mut Context) -> Result<Conver
         Format::Docx => docx::convert(bytes, ctx),
         Format::Pptx => pptx::convert(bytes, ctx),
         Format::Pdf => pdf::convert(bytes, ctx),
+        Format::Csv => csv::convert(bytes),
+        Format::Xlsx => spreadsheet::xlsx(bytes, ctx.limits),
+        Format::Xls => spreadsheet::xls(bytes, ctx.limits),
+        Format::Ods => spreadsheet::ods(bytes, ctx.limits),
     }
 }

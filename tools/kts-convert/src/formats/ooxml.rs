@@ -1,4 +1,4 @@
-//! Shared reading of Office Open XML packages (docx, pptx).
+//! Shared reading of Office Open XML packages (docx, pptx, xlsx comments).
 //!
 //! [`Package::open`] vets a package before anything parses it: it refuses
 //! legacy/encrypted OLE files, damaged zips, zip bombs (by decompressing every
@@ -14,6 +14,7 @@ use quick_xml::events::{BytesRef, BytesStart, Event};
 use serde_json::{Map, Value};
 use zip::ZipArchive;
 
+use super::table::markdown_table;
 use super::{ConvertError, Limits};
 
 const OLE_MAGIC: [u8; 8] = [0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1];
@@ -258,25 +259,35 @@ impl<'a> Package<'a> {
     }
 }
 
-/// Why an OLE compound file cannot be converted.
-fn ole_error(bytes: &[u8]) -> ConvertError {
-    // Stream names sit in the directory as UTF-16LE; an encrypted OOXML file is
-    // a compound file holding "EncryptionInfo" and "EncryptedPackage" streams.
+/// Whether the bytes are an OLE compound file (legacy Office, or encrypted OOXML).
+pub fn is_ole(bytes: &[u8]) -> bool {
+    bytes.starts_with(&OLE_MAGIC)
+}
+
+/// The error for a password-protected Office file: an OLE compound file
+/// holding the streams of ECMA-376 encryption. `None` for anything else.
+pub fn encryption_error(bytes: &[u8]) -> Option<ConvertError> {
+    // Stream names sit in the directory as UTF-16LE.
     let needle: Vec<u8> = "EncryptionInfo"
         .encode_utf16()
         .flat_map(u16::to_le_bytes)
         .collect();
-    if bytes.windows(needle.len()).any(|w| w == needle.as_slice()) {
+    (is_ole(bytes) && bytes.windows(needle.len()).any(|w| w == needle.as_slice())).then(|| {
         ConvertError::new(
             ErrorCode::Encrypted,
             "password-protected Office file (ECMA-376 encryption)",
         )
-    } else {
+    })
+}
+
+/// Why an OLE compound file cannot be converted as a package.
+fn ole_error(bytes: &[u8]) -> ConvertError {
+    encryption_error(bytes).unwrap_or_else(|| {
         ConvertError::new(
             ErrorCode::Unsupported,
             "legacy binary Office format (.doc/.ppt); save it as .docx/.pptx",
         )
-    }
+    })
 }
 
 fn too_large(name: &str, limits: &Limits) -> ConvertError {
@@ -576,38 +587,6 @@ fn push_text(stack: &mut [Element], text: &str) {
             parent.children.push(Node::Text(text.to_owned()));
         }
     }
-}
-
-/// Escapes a cell's text for a Markdown table row.
-pub fn table_cell(text: &str) -> String {
-    text.split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
-        .replace('|', "\\|")
-}
-
-/// Renders rows as a Markdown table, the first row as the header.
-pub fn markdown_table(rows: &[Vec<String>]) -> String {
-    let width = rows.iter().map(Vec::len).max().unwrap_or(0);
-    if width == 0 {
-        return String::new();
-    }
-    let mut out = String::new();
-    for (i, row) in rows.iter().enumerate() {
-        out.push('|');
-        for col in 0..width {
-            out.push(' ');
-            out.push_str(&table_cell(row.get(col).map(String::as_str).unwrap_or("")));
-            out.push_str(" |");
-        }
-        out.push('\n');
-        if i == 0 {
-            out.push('|');
-            out.push_str(&" --- |".repeat(width));
-            out.push('\n');
-        }
-    }
-    out
 }
 
 /// A chart part (`c:chartSpace`) as Markdown: a line naming the kind of

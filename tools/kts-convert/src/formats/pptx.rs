@@ -9,6 +9,7 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 use super::ooxml::{self, Element, Package, Relationship};
+use super::table;
 use super::{Context, ConvertError, Converted};
 
 pub fn convert(bytes: &[u8], ctx: &mut Context) -> Result<Converted, ConvertError> {
@@ -277,7 +278,7 @@ impl SlideWriter<'_, '_, '_, '_> {
             return String::new();
         };
         if let Some(table) = data.child("tbl") {
-            return ooxml::markdown_table(&table_rows(table))
+            return table::markdown_table(&table_rows(table))
                 .trim_end()
                 .to_owned();
         }
