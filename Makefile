@@ -3,7 +3,7 @@ CARGO ?= cargo
 RELEASE := target/release
 SAMPLE := sample
 
-.PHONY: help models mcp-client spark build demo test test-shared lint docs eval bench bench-embed bench-query bench-graph bench-reindex bench-federation bench-routing bench-mcp clean-sample
+.PHONY: help models mcp-client spark build demo test test-shared lint docs eval bench bench-embed bench-query bench-graph bench-reindex bench-federation bench-routing bench-mcp bench-lexical clean-sample
 
 help:
 	@echo "make demo         write the bundled sample to $(SAMPLE)/ and run the pipeline on it"
@@ -18,6 +18,7 @@ help:
 	@echo "make bench        throughput benchmark of crawl | convert | chunk"
 	@echo "make bench-embed  embedding throughput against Python onnxruntime"
 	@echo "make bench-query  query latency at 10k, 100k and 400k chunks, vector recall"
+	@echo "make bench-lexical  BM25 top-10 from the lexical index against FTS5 at 10k, 100k and 1M chunks"
 	@echo "make bench-graph  knowledge-graph build time and size against indexing"
 	@echo "make bench-reindex  batch reindex of a generated root of 10,000 scopes (SCOPES=N), keyword-only"
 	@echo "make bench-federation  a scoped query against one store holding everything; fan-out over 60 scopes"
@@ -62,6 +63,9 @@ eval: models build
 
 bench: build
 	pipelines/bench/ingest.sh
+
+bench-lexical: build
+	pipelines/bench/lexical.sh
 
 bench-embed: models build
 	pipelines/bench/embed.sh
