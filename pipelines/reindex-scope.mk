@@ -43,6 +43,10 @@
 # kts-index and kts-graph do not wait for another writer of the scope: the
 # scope fails at once, saying so, and the others go on.
 #
+# Each stage writes its output aside (FILE.new) and renames it into place
+# when done: a stage killed midway (a lost Spark task, a machine going down)
+# leaves no output that looks complete, and runs again next time.
+#
 # In the recipes, `|| (($$? == 1))`: exit 1 means some records were rejected
 # (a corrupt document becomes an error record, which kts-index counts as
 # failed); the stream is complete and the scope is still indexed. Exit 2 (a
@@ -105,13 +109,16 @@ crawl.jsonl: FORCE
 
 convert.jsonl: crawl.jsonl
 	@: > ran
-	'$(KTS)/kts-convert' --stats --threads $(THREADS) < $< > $@ || (($$? == 1))
+	'$(KTS)/kts-convert' --stats --threads $(THREADS) < $< > $@.new || (($$? == 1))
+	mv $@.new $@
 
 chunk.jsonl: convert.jsonl
-	@'$(KTS)/kts-chunk' --stats < $< > $@ || (($$? == 1))
+	@'$(KTS)/kts-chunk' --stats < $< > $@.new || (($$? == 1))
+	mv $@.new $@
 
 embed.jsonl: chunk.jsonl
-	@'$(KTS)/kts-embed' --stats --threads $(THREADS) < $< > $@ || (($$? == 1))
+	@'$(KTS)/kts-embed' --stats --threads $(THREADS) < $< > $@.new || (($$? == 1))
+	mv $@.new $@
 
 index.stamp: $(INDEX_INPUT)
 	@: > ran
@@ -120,10 +127,12 @@ index.stamp: $(INDEX_INPUT)
 	'$(KTS)/kts-index' --no-wait $$again "$$SCOPE_DIR" < $< 2> index.err || status=$$?
 	cat index.err >&2
 	((status <= 1))
-	grep -m1 ' added, ' index.err > $@
-	rm -f index.err
 	echo '$(SETTINGS)' > settings
+	grep -m1 ' added, ' index.err > $@.new
+	mv $@.new $@
+	rm -f index.err
 
 graph.stamp: index.stamp
 	@: > ran
-	'$(KTS)/kts-graph' --no-wait "$$SCOPE_DIR" 2>&1 | tee $@ >&2
+	'$(KTS)/kts-graph' --no-wait "$$SCOPE_DIR" 2>&1 | tee $@.new >&2
+	mv $@.new $@

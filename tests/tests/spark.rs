@@ -1,13 +1,17 @@
 //! kts-spark in Spark's local mode (`local[2]`), against the one-machine
 //! pipelines on copies of the same data: whole scopes against
 //! pipelines/reindex (with a corrupt document and a locked scope), and one
-//! scope split in two partitions against the plain pipeline. The indexes must
-//! hold the same documents and chunk ids, and vectors within 1e-6. Needs
-//! PySpark (`make spark`) and Java; fails, never skips, without them.
+//! scope split in two partitions against the plain pipeline; then on a
+//! standalone cluster on loopback (a master and two workers), the binaries
+//! shipped as an archive, one worker killed mid-job, against local mode. The
+//! indexes must hold the same documents and chunk ids, and vectors within
+//! 1e-6. Needs PySpark (`make spark`) and Java; fails, never skips, without
+//! them.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 use kts_tests::{profile_dir, shared_path, shell, succeeded, workspace_root};
 
@@ -43,14 +47,20 @@ fn knowledge_root(root: &Path) {
     copy_files(&tldr.join("osx"), 5, &root.join("locked"));
 }
 
-fn kts_spark(args: &[&str]) -> Output {
-    let python = workspace_root().join("pipelines/spark/.venv/bin/python");
+/// The folder of the PySpark virtual environment's programs (python,
+/// spark-submit, spark-class).
+fn venv_bin() -> PathBuf {
+    let bin = workspace_root().join("pipelines/spark/.venv/bin");
     assert!(
-        python.is_file(),
-        "PySpark is needed for this suite: run make spark (looked for {})",
-        python.display()
+        bin.join("python").is_file() && bin.join("spark-class").is_file(),
+        "PySpark is needed for this suite: run make spark (looked in {})",
+        bin.display()
     );
-    Command::new(python)
+    bin
+}
+
+fn kts_spark(args: &[&str]) -> Output {
+    Command::new(venv_bin().join("python"))
         .arg(workspace_root().join("pipelines/spark/kts-spark"))
         .args(["--master", "local[2]", "--bin"])
         .arg(profile_dir())
@@ -232,4 +242,326 @@ fn one_scope_split_on_spark_indexes_as_the_plain_pipeline_does() {
     assert_eq!(output.status.code(), Some(1), "{stdout}\n{stderr}");
     assert!(stderr.contains("2 partitions"), "{stderr}");
     assert_same_index(&ours, &reference);
+}
+
+/// A process started as the leader of a session of its own (`setsid`), with
+/// everything it starts in turn: a Spark daemon, its executors, their Python
+/// workers and the stages they run. Dropping it kills them all.
+struct Session {
+    leader: Child,
+    name: String,
+    /// Killed already: its id may since name someone else's session.
+    gone: bool,
+}
+
+impl Session {
+    /// Starts `command` in a new session, its output appended to `log`.
+    fn start(name: &str, program: &Path, args: &[&str], env: &[(&str, &Path)], log: &Path) -> Self {
+        let log = std::fs::File::create(log).unwrap();
+        let mut command = Command::new("setsid");
+        command
+            .arg(program)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().unwrap())
+            .stderr(log);
+        for (key, value) in env {
+            command.env(key, value);
+        }
+        let leader = command.spawn().expect("setsid (util-linux) runs");
+        Session {
+            leader,
+            name: name.to_string(),
+            gone: false,
+        }
+    }
+
+    fn id(&self) -> String {
+        self.leader.id().to_string()
+    }
+
+    /// Whether a process named `name` runs in this session.
+    fn runs(&self, name: &str) -> bool {
+        Command::new("pgrep")
+            .args(["-s", &self.id(), "-x", name])
+            .stdout(Stdio::null())
+            .status()
+            .expect("pgrep (procps) runs")
+            .success()
+    }
+
+    /// SIGKILL to every process of the session, as when a machine goes down;
+    /// returns once they are all gone.
+    fn kill(&mut self) {
+        if self.gone {
+            return;
+        }
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let _ = Command::new("pkill")
+                .args(["-KILL", "-s", &self.id()])
+                .status();
+            let _ = self.leader.try_wait();
+            let left = Command::new("pgrep")
+                .args(["-s", &self.id()])
+                .output()
+                .expect("pgrep (procps) runs");
+            if left.stdout.is_empty() {
+                let _ = self.leader.wait();
+                self.gone = true;
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the processes of {} outlive SIGKILL: {}",
+                self.name,
+                String::from_utf8_lossy(&left.stdout)
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// A port free on the loopback interface right now.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Waits until `done` holds, or panics after `seconds`, showing `log`.
+fn wait_for(what: &str, seconds: u64, log: &Path, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(seconds);
+    while !done() {
+        assert!(
+            Instant::now() < deadline,
+            "gave up waiting for {what} after {seconds} s; {}:\n{}",
+            log.display(),
+            std::fs::read_to_string(log).unwrap_or_default()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// A Spark standalone cluster on loopback: a master and two workers of one
+/// core each, started from the PySpark of the virtual environment. Its files
+/// (logs, work and temporary folders) are under `dir`. The sessions are
+/// dropped, so every process killed, before the folder is removed.
+struct Cluster {
+    workers: Vec<Session>,
+    /// Held for its drop, which stops the master.
+    _master: Session,
+    url: String,
+    dir: PathBuf,
+}
+
+impl Cluster {
+    /// The environment of every Spark process: loopback only, this
+    /// environment's Python, and every file under the cluster's folder.
+    fn environment(dir: &Path) -> Vec<(&'static str, PathBuf)> {
+        let java_tmpdir = PathBuf::from(format!("-Djava.io.tmpdir={}", dir.join("tmp").display()));
+        vec![
+            ("SPARK_LOCAL_IP", PathBuf::from("127.0.0.1")),
+            ("SPARK_LOCAL_DIRS", dir.join("local")),
+            ("SPARK_DAEMON_MEMORY", PathBuf::from("512m")),
+            ("PYSPARK_PYTHON", venv_bin().join("python")),
+            ("TMPDIR", dir.join("tmp")),
+            // The JVMs' own temporary files: the daemons', the driver's.
+            ("SPARK_DAEMON_JAVA_OPTS", java_tmpdir.clone()),
+            ("SPARK_SUBMIT_OPTS", java_tmpdir),
+        ]
+    }
+
+    fn start(dir: &Path) -> Cluster {
+        for folder in ["local", "tmp"] {
+            std::fs::create_dir_all(dir.join(folder)).unwrap();
+        }
+        let spark_class = venv_bin().join("spark-class");
+        let environment = Self::environment(dir);
+        let env: Vec<(&str, &Path)> = environment.iter().map(|(k, v)| (*k, v.as_path())).collect();
+        let port = free_port().to_string();
+        let master_log = dir.join("master.log");
+        let master = Session::start(
+            "the Spark master",
+            &spark_class,
+            &[
+                "org.apache.spark.deploy.master.Master",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                &port,
+                "--webui-port",
+                &free_port().to_string(),
+            ],
+            &env,
+            &master_log,
+        );
+        let url = format!("spark://127.0.0.1:{port}");
+        let mut cluster = Cluster {
+            workers: Vec::new(),
+            _master: master,
+            url,
+            dir: dir.to_path_buf(),
+        };
+        for n in 1..=2 {
+            let work = dir.join(format!("worker{n}"));
+            std::fs::create_dir_all(&work).unwrap();
+            let worker = Session::start(
+                &format!("Spark worker {n}"),
+                &spark_class,
+                &[
+                    "org.apache.spark.deploy.worker.Worker",
+                    "--host",
+                    "127.0.0.1",
+                    "--cores",
+                    "1",
+                    "--memory",
+                    "1500m",
+                    "--webui-port",
+                    &free_port().to_string(),
+                    "--work-dir",
+                    work.to_str().unwrap(),
+                    &cluster.url,
+                ],
+                &env,
+                &dir.join(format!("worker{n}.log")),
+            );
+            cluster.workers.push(worker);
+        }
+        wait_for("two workers to register", 90, &master_log, || {
+            std::fs::read_to_string(&master_log)
+                .unwrap_or_default()
+                .matches("Registering worker ")
+                .count()
+                == 2
+        });
+        cluster
+    }
+
+    /// `spark-submit kts-spark` to this cluster, the kts binaries, models and
+    /// stages shipped as `archive`; the driver (client mode, this machine)
+    /// waits until both executors are up before the first task.
+    fn submit(&self, archive: &Path, args: &[&str]) -> Session {
+        let environment = Self::environment(&self.dir);
+        let env: Vec<(&str, &Path)> = environment.iter().map(|(k, v)| (*k, v.as_path())).collect();
+        let shipped = format!("{}#kts", archive.display());
+        let executor_tmpdir = format!(
+            "spark.executor.extraJavaOptions=-Djava.io.tmpdir={}",
+            self.dir.join("tmp").display()
+        );
+        let mut submit: Vec<&str> = vec![
+            "--master",
+            &self.url,
+            "--archives",
+            &shipped,
+            "--conf",
+            "spark.ui.enabled=false",
+            "--conf",
+            "spark.cores.max=2",
+            "--conf",
+            "spark.executor.memory=1g",
+            "--conf",
+            &executor_tmpdir,
+            "--conf",
+            "spark.scheduler.minRegisteredResourcesRatio=1.0",
+            "--conf",
+            "spark.scheduler.maxRegisteredResourcesWaitingTime=90s",
+        ];
+        let (script, bin) = (
+            workspace_root().join("pipelines/spark/kts-spark.py"),
+            profile_dir(),
+        );
+        submit.push(script.to_str().unwrap());
+        submit.extend(["--archive", "kts", "--bin", bin.to_str().unwrap()]);
+        submit.extend(args);
+        Session::start(
+            "spark-submit",
+            &venv_bin().join("spark-submit"),
+            &submit,
+            &env,
+            &self.dir.join("driver.log"),
+        )
+    }
+}
+
+/// A knowledge root of four small scopes of real documents.
+fn small_root(root: &Path) {
+    let tldr = shared_path("corpora/tldr-pages-en/pages");
+    for (scope, from) in [
+        ("a", "common"),
+        ("b", "linux"),
+        ("c", "osx"),
+        ("d", "sunos"),
+    ] {
+        copy_files(&tldr.join(from), 6, &root.join(scope));
+    }
+}
+
+#[test]
+fn a_standalone_cluster_with_the_binaries_in_an_archive_survives_a_lost_worker() {
+    let work = tempfile::tempdir().unwrap();
+    let (ours, local) = (work.path().join("cluster"), work.path().join("local"));
+    small_root(&ours);
+    small_root(&local);
+    let archive = work.path().join("kts.tar.gz");
+    let packed = Command::new(venv_bin().join("python"))
+        .arg(workspace_root().join("pipelines/spark/kts-spark"))
+        .arg("--pack")
+        .arg(&archive)
+        .output()
+        .unwrap();
+    assert!(packed.status.success(), "{packed:?}");
+
+    let output = kts_spark(&[local.to_str().unwrap(), "--tasks", "2"]);
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+
+    let mut cluster = Cluster::start(&work.path().join("spark"));
+    let mut driver = cluster.submit(&archive, &[ours.to_str().unwrap(), "--tasks", "2"]);
+    // As soon as worker 2 runs a task's stages, it goes down with them.
+    let worker_log = cluster.dir.join("worker2.log");
+    wait_for("worker 2 to run a task", 120, &worker_log, || {
+        cluster.workers[1].runs("make")
+    });
+    cluster.workers[1].kill();
+    let driver_log = cluster.dir.join("driver.log");
+    wait_for("the job to end", 180, &driver_log, || {
+        matches!(driver.leader.try_wait(), Ok(Some(_)))
+    });
+    let status = driver.leader.wait().unwrap();
+    let log = std::fs::read_to_string(&driver_log).unwrap();
+    assert!(status.success(), "{log}");
+    assert!(
+        log.contains("4 scopes") && log.contains("0 failed"),
+        "{log}"
+    );
+    assert!(log.contains("Lost executor"), "no executor was lost: {log}");
+    // The lost task ran again on worker 1 (a task's attempt 1 is its retry).
+    let retried = Command::new("grep")
+        .args(["-rlE", r"Running task [0-9]+\.1 in stage"])
+        .arg(cluster.dir.join("worker1"))
+        .output()
+        .unwrap();
+    assert!(!retried.stdout.is_empty(), "no task ran again on worker 1");
+    for scope in ["a", "b", "c", "d"] {
+        assert_same_index(&ours.join(scope), &local.join(scope));
+    }
+    assert!(ours.join(".kts-catalog.db").is_file());
+    // The executors ran the binaries of the archive they were sent.
+    let unpacked = Command::new("find")
+        .arg(cluster.dir.join("worker1"))
+        .args(["-path", "*/kts/bin/kts-embed"])
+        .output()
+        .unwrap();
+    assert!(
+        !unpacked.stdout.is_empty(),
+        "no archive unpacked on worker 1"
+    );
 }

@@ -1,0 +1,1 @@
+kts-spark
