@@ -3,7 +3,7 @@ CARGO ?= cargo
 RELEASE := target/release
 SAMPLE := sample
 
-.PHONY: help models mcp-client spark build demo test test-shared lint docs eval bench bench-embed bench-query bench-graph bench-reindex bench-federation bench-routing bench-mcp bench-lexical clean-sample
+.PHONY: help models mcp-client spark build demo test test-shared lint docs eval bench bench-embed bench-query bench-graph bench-reindex bench-federation bench-routing bench-mcp bench-lexical bench-spark clean-sample
 
 help:
 	@echo "make demo         write the bundled sample to $(SAMPLE)/ and run the pipeline on it"
@@ -24,6 +24,7 @@ help:
 	@echo "make bench-federation  a scoped query against one store holding everything; fan-out over 60 scopes"
 	@echo "make bench-mcp    warm search over kts-mcp (one client, 16 clients) against a cold kts-query, at 10k and 100k chunks"
 	@echo "make bench-routing  routing accuracy and time, and scoped answers, on a generated root of 10,000 scopes (SCOPES=N)"
+	@echo "make bench-spark  kts-spark: --split on the rust-rfcs corpus with 1 and 2 executors; a root of 200 scopes against pipelines/reindex"
 
 build:
 	$(CARGO) build --release --workspace --bins
@@ -89,6 +90,9 @@ bench-federation: models build
 bench-routing: build
 	$(CARGO) build --release -p kts-query --example bench
 	SCOPES=$(SCOPES) pipelines/bench/routing.sh
+
+bench-spark: models build spark
+	pipelines/bench/spark.sh
 
 clean-sample:
 	rm -rf $(SAMPLE)
