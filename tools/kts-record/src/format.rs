@@ -162,6 +162,18 @@ fn sniff_text(head: &[u8]) -> Option<Format> {
     }
 }
 
+/// A spreadsheet cell's name, `B2` for (row 1, column 1), counted from 0.
+pub fn cell_reference(row: u32, col: u32) -> String {
+    let mut letters = Vec::new();
+    let mut n = col + 1;
+    while n > 0 {
+        letters.push(b'A' + ((n - 1) % 26) as u8);
+        n = (n - 1) / 26;
+    }
+    letters.reverse();
+    format!("{}{}", String::from_utf8_lossy(&letters), row + 1)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

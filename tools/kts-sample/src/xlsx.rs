@@ -3,6 +3,7 @@
 
 use crate::package::{Part, core_xml, zip_parts};
 use crate::xml::escape;
+use kts_record::cell_reference;
 
 /// A cell of a sheet.
 #[derive(Clone, Debug, PartialEq)]
@@ -173,18 +174,6 @@ fn workbook_rels(sheets: &[Sheet]) -> Vec<u8> {
     xml.into_bytes()
 }
 
-/// `B2` for (1, 1).
-fn reference(row: u32, col: u32) -> String {
-    let mut letters = Vec::new();
-    let mut n = col + 1;
-    while n > 0 {
-        letters.push(b'A' + ((n - 1) % 26) as u8);
-        n = (n - 1) / 26;
-    }
-    letters.reverse();
-    format!("{}{}", String::from_utf8_lossy(&letters), row + 1)
-}
-
 fn sheet_xml(sheet: &Sheet) -> Vec<u8> {
     let mut xml = format!(
         r#"<?xml version="1.0" encoding="UTF-8" standalone="yes"?><worksheet xmlns="{MAIN}"><sheetData>"#
@@ -196,7 +185,7 @@ fn sheet_xml(sheet: &Sheet) -> Vec<u8> {
         }
         xml.push_str(&format!(r#"<row r="{}">"#, r + 1));
         for (c, cell) in row.iter().enumerate() {
-            let at = reference(r, c as u32);
+            let at = cell_reference(r, c as u32);
             match cell {
                 Cell::Empty => {}
                 Cell::Text(text) => xml.push_str(&format!(
@@ -221,8 +210,8 @@ fn sheet_xml(sheet: &Sheet) -> Vec<u8> {
         for &(r1, c1, r2, c2) in &sheet.merges {
             xml.push_str(&format!(
                 r#"<mergeCell ref="{}:{}"/>"#,
-                reference(r1, c1),
-                reference(r2, c2)
+                cell_reference(r1, c1),
+                cell_reference(r2, c2)
             ));
         }
         xml.push_str("</mergeCells>");
@@ -252,7 +241,7 @@ fn comments_xml(comments: &[Comment]) -> Vec<u8> {
             .unwrap_or(0);
         xml.push_str(&format!(
             r#"<comment ref="{}" authorId="{author}"><text><r><t xml:space="preserve">{}</t></r></text></comment>"#,
-            reference(comment.row, comment.col),
+            cell_reference(comment.row, comment.col),
             escape(&comment.text)
         ));
     }

@@ -10,6 +10,7 @@
 use std::collections::BTreeMap;
 
 use super::table::{markdown_table, table_cell};
+use kts_record::cell_reference;
 
 /// A cell with content, at its (row, column) from 0.
 #[derive(Clone, Debug, PartialEq)]
@@ -73,18 +74,6 @@ fn comment_line(comment: &CellComment) -> String {
     } else {
         format!("> Comment ({author}) on {reference}: {text}")
     }
-}
-
-/// `B2` for (1, 1).
-pub fn cell_reference(row: u32, col: u32) -> String {
-    let mut letters = Vec::new();
-    let mut n = col + 1;
-    while n > 0 {
-        letters.push(b'A' + ((n - 1) % 26) as u8);
-        n = (n - 1) / 26;
-    }
-    letters.reverse();
-    format!("{}{}", String::from_utf8_lossy(&letters), row + 1)
 }
 
 fn bounds(cells: &[SheetCell]) -> (u32, u32, u32, u32) {
