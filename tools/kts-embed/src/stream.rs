@@ -5,7 +5,6 @@
 //! (cache misses) gather into a window; the window is embedded in one call
 //! (batched by similar length when `--batch` > 1), then the queue is written.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use indicatif::ProgressBar;
@@ -49,8 +48,10 @@ pub struct Stream<'a> {
     embedder: Embedder,
     messages: &'a Messages,
     choice: CacheChoice,
-    caches: HashMap<PathBuf, EmbeddingCache>,
-    /// The cache chunks go to now (a key of `caches`; empty: in memory).
+    /// The cache of the scope whose chunks come now. Only one is open at a
+    /// time: a stream of many scopes keeps one scope's vectors in memory.
+    cache: EmbeddingCache,
+    /// The `.kts` folder `cache` belongs to (empty: in memory).
     current: PathBuf,
     window: usize,
     queue: Vec<Queued>,
@@ -68,25 +69,23 @@ impl<'a> Stream<'a> {
         choice: CacheChoice,
         messages: &'a Messages,
     ) -> anyhow::Result<Self> {
-        let mut stream = Stream {
+        let fixed = match &choice {
+            CacheChoice::Fixed(dir) => Some(dir.clone()),
+            _ => None,
+        };
+        Ok(Stream {
+            cache: open_cache(&embedder, messages, fixed.as_deref()),
+            current: fixed.unwrap_or_default(),
             embedder,
             messages,
             choice,
-            caches: HashMap::new(),
-            current: PathBuf::new(),
             window: batch.max(1) * 8,
             queue: Vec::new(),
             misses: Vec::new(),
             out: JsonlWriter::new(),
             bar: kts_cli::progress_bar(messages.tool(), None),
             counts: Counts::default(),
-        };
-        let fixed = match &stream.choice {
-            CacheChoice::Fixed(dir) => Some(dir.clone()),
-            _ => None,
-        };
-        stream.select_cache(fixed.as_deref())?;
-        Ok(stream)
+        })
     }
 
     pub fn embedder(&self) -> &Embedder {
@@ -113,9 +112,7 @@ impl<'a> Stream<'a> {
         }
         self.embed_window()?;
         self.bar.finish_and_clear();
-        for cache in self.caches.values_mut() {
-            cache.flush()?;
-        }
+        self.cache.flush()?;
         self.out.flush()?;
         Ok(())
     }
@@ -155,7 +152,7 @@ impl<'a> Stream<'a> {
             return;
         }
         let key = text_key(text);
-        let cached = self.cache().get(&key).is_some() || self.misses.iter().any(|(k, _)| *k == key);
+        let cached = self.cache.get(&key).is_some() || self.misses.iter().any(|(k, _)| *k == key);
         if cached {
             self.counts.cached += 1;
         } else {
@@ -199,7 +196,7 @@ impl<'a> Stream<'a> {
             let vectors = self.embedder.embed(&texts)?;
             self.counts.embedded += misses.len() as u64;
             for ((key, _), vector) in misses.into_iter().zip(vectors) {
-                self.cache_mut()?.insert(key, vector)?;
+                self.cache.insert(key, vector)?;
             }
         }
         self.write_queue()
@@ -214,7 +211,7 @@ impl<'a> Stream<'a> {
             match item {
                 Queued::Ready(value) => self.out.write(&value)?,
                 Queued::Chunk(mut value, key) => {
-                    let vector = self.cache().get(&key).map(|v| json_vector(v));
+                    let vector = self.cache.get(&key).map(|v| json_vector(v));
                     if let (Some(object), Some(vector)) = (value.as_object_mut(), vector) {
                         object.insert("embedding".into(), vector);
                         object.insert("model".into(), Value::String(model.clone()));
@@ -233,42 +230,32 @@ impl<'a> Stream<'a> {
         Ok(())
     }
 
-    /// Opens the cache for a `.kts` folder (or the in-memory one) and makes it current.
+    /// Makes the cache of a `.kts` folder (or the in-memory one) current,
+    /// after flushing the one it replaces.
     fn select_cache(&mut self, kts_dir: Option<&Path>) -> anyhow::Result<()> {
         let key = kts_dir.map(Path::to_path_buf).unwrap_or_default();
-        if !self.caches.contains_key(&key) {
-            let cache = self.open_cache(kts_dir);
-            self.caches.insert(key.clone(), cache);
+        if key != self.current {
+            self.cache.flush()?;
+            self.cache = open_cache(&self.embedder, self.messages, kts_dir);
+            self.current = key;
         }
-        self.current = key;
         Ok(())
     }
+}
 
-    fn open_cache(&self, kts_dir: Option<&Path>) -> EmbeddingCache {
-        let manifest = self.embedder.manifest();
-        let Some(dir) = kts_dir else {
-            return EmbeddingCache::in_memory(manifest.dims);
-        };
-        match EmbeddingCache::open(dir, manifest) {
-            Ok(cache) => cache,
-            Err(e) => {
-                self.messages.warn(&format!(
-                    "no embedding cache ({e:#}): every text is embedded"
-                ));
-                EmbeddingCache::in_memory(manifest.dims)
-            }
+fn open_cache(embedder: &Embedder, messages: &Messages, kts_dir: Option<&Path>) -> EmbeddingCache {
+    let manifest = embedder.manifest();
+    let Some(dir) = kts_dir else {
+        return EmbeddingCache::in_memory(manifest.dims);
+    };
+    match EmbeddingCache::open(dir, manifest) {
+        Ok(cache) => cache,
+        Err(e) => {
+            messages.warn(&format!(
+                "no embedding cache ({e:#}): every text is embedded"
+            ));
+            EmbeddingCache::in_memory(manifest.dims)
         }
-    }
-
-    /// The current cache (`select_cache` always opens it before it is current).
-    fn cache(&self) -> &EmbeddingCache {
-        &self.caches[&self.current]
-    }
-
-    fn cache_mut(&mut self) -> anyhow::Result<&mut EmbeddingCache> {
-        self.caches
-            .get_mut(&self.current)
-            .ok_or_else(|| anyhow::anyhow!("no embedding cache selected"))
     }
 }
 

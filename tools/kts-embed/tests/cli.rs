@@ -186,6 +186,38 @@ fn a_rerun_embeds_only_new_text() {
 }
 
 #[test]
+fn each_scope_of_a_stream_keeps_its_own_cache_when_scopes_come_back() {
+    let models = models_dir();
+    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let input = lines(&[
+        doc(a.path(), "a1"),
+        chunk("a1", 0, "Scope A: the VPN must be used on public networks."),
+        doc(b.path(), "b1"),
+        chunk("b1", 0, "Scope B: invoices are paid within thirty days."),
+        doc(a.path(), "a2"),
+        chunk("a2", 0, "Scope A again: backups run nightly at 02:00 UTC."),
+    ]);
+    let flags = ["--models", models.to_str().unwrap(), "--stats"];
+    let (first, _) = embed(&input, &flags);
+    assert!(first.status.success(), "{}", stderr(&first));
+    assert_eq!(stat(&first, "embedded"), 3);
+
+    let cache_len = |scope: &Path| {
+        let path = scope.join(".kts/embeddings").join(format!("{MODEL}.bin"));
+        let manifest = kts_embed::Manifest::load(&models, MODEL).unwrap();
+        kts_embed::EmbeddingCache::open(&scope.join(".kts"), &manifest)
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+            .len()
+    };
+    assert_eq!(cache_len(a.path()), 2, "scope A's cache has both of its texts");
+    assert_eq!(cache_len(b.path()), 1, "scope B's cache has its own text only");
+
+    let (second, _) = embed(&input, &flags);
+    assert_eq!(stat(&second, "embedded"), 0, "{}", stderr(&second));
+    assert_eq!(stat(&second, "from cache"), 3);
+}
+
+#[test]
 fn chunks_without_a_scope_are_embedded_without_a_disk_cache() {
     let models = models_dir();
     let input = lines(&[
