@@ -213,6 +213,46 @@ fn whole_scopes_on_spark_index_as_pipelines_reindex_does() {
     }
     assert!(ours.join(".kts-catalog.db").is_file());
 
+    // A line per scope that did something, ahead of the summary, which
+    // counts the root's documents and chunks.
+    let summary = stdout.find("kts-spark ").expect("a summary line");
+    for (result, scope) in [
+        ("reindexed", "rfcs"),
+        ("reindexed", "common"),
+        ("reindexed", "broken"),
+        ("failed", "locked"),
+    ] {
+        let line = stdout
+            .lines()
+            .position(|l| l.starts_with(result) && l.contains(&format!(" s  {scope}  ")))
+            .unwrap_or_else(|| panic!("no {result} line for {scope}: {stdout}"));
+        assert!(
+            stdout
+                .lines()
+                .take(line + 1)
+                .map(|l| l.len() + 1)
+                .sum::<usize>()
+                <= summary
+        );
+    }
+    let (documents, chunks) = ["rfcs", "common", "broken"]
+        .iter()
+        .map(|scope| index_contents(&ours.join(scope)))
+        .fold((0, 0), |(d, c), (documents, chunks)| {
+            (d + documents.len(), c + chunks.len())
+        });
+    assert!(
+        stdout.contains(&format!("; {documents} documents, {chunks} chunks")),
+        "{stdout}"
+    );
+    let progress: Vec<_> = std::fs::read_dir(ours.join(".kts-reindex"))
+        .map(|dir| dir.map(|e| e.unwrap().file_name()).collect())
+        .unwrap_or_default();
+    assert!(
+        progress.is_empty(),
+        "the run's progress files are left: {progress:?}"
+    );
+
     // Unchanged: nothing runs again.
     drop(_locks);
     let again = kts_spark(&[ours.to_str().unwrap(), "--no-graph"]);
