@@ -71,6 +71,26 @@ SCOPE_COUNT := $(shell mkdir -p '$(STATE)' && cd '$(ROOT_ABS)' \
 	&& $(LIST_SCOPES) | LC_ALL=C sort > '$(STATE)/scopes.list' \
 	&& : > '$(STATE)/results.tsv' && wc -l < '$(STATE)/scopes.list')
 SCOPES := $(addprefix scope-,$(shell seq $(SCOPE_COUNT)))
+
+# The scopes with nothing to do: no file changed since their index was built
+# (one kts-crawl checks them all), and every stage file is in place, each no
+# older than the one it is made from, built with these settings (the rules
+# and `settings` of reindex-scope.mk). With thousands of scopes, starting a
+# crawl and a sub-make per scope only to learn that nothing changed would be
+# most of a quiet run; these scopes get their result line and nothing else.
+CHAIN := crawl.jsonl convert.jsonl chunk.jsonl $(if $(filter 0,$(EMBED)),,embed.jsonl) \
+	index.stamp $(if $(filter 0,$(GRAPH)),,graph.stamp)
+QUIET := $(shell cd '$(ROOT_ABS)' && '$(KTS)/kts-crawl' . --unchanged-scopes < '$(STATE)/scopes.list' 2>/dev/null \
+	| while IFS= read -r name; do \
+		cache=$$name/.kts/cache done=true from= settings=; \
+		for to in $(CHAIN); do \
+			[[ -e $$cache/$$to && ( -z $$from || ! $$cache/$$from -nt $$cache/$$to ) ]] || done=false; from=$$to; \
+		done; \
+		read -r settings < "$$cache/settings" 2>/dev/null || :; \
+		if [[ $$done == true && $$settings == embed=$(if $(filter 0,$(EMBED)),0,1) ]]; then printf '%s\n' "$$name"; fi; \
+	done | awk 'FILENAME == "-" { quiet[$$0]; next } $$0 in quiet { print FNR }' - '$(STATE)/scopes.list' \
+	| tee '$(STATE)/quiet.list')
+QUIET_SCOPES := $(addprefix scope-,$(QUIET))
 STAGES = SCOPE_DIR=$$dir $(MAKE) -s -C "$$cache" -f '$(HERE)reindex-scope.mk' \
 	KTS='$(KTS)' EMBED='$(EMBED)' GRAPH='$(GRAPH)' THREADS='$(THREADS)'
 
@@ -122,10 +142,10 @@ STAGES_DONE := { done=true from=chunk.jsonl; \
 	done; $$done; }
 LATER_PASS := -o crawl.jsonl
 LOG := >>
-PREPARED := $(addprefix prepare-,$(shell seq $(SCOPE_COUNT)))
+PREPARED := $(addprefix prepare-,$(filter-out $(QUIET),$(shell seq $(SCOPE_COUNT))))
 .PHONY: embedded $(PREPARED)
 
-$(SCOPES): embedded
+$(filter-out $(QUIET_SCOPES),$(SCOPES)): embedded
 
 embedded: $(PREPARED)
 	@while IFS= read -r name; do
@@ -150,9 +170,16 @@ $(PREPARED): prepare-%:
 	echo "$$result $$(( $${EPOCHREALTIME/./} - started ))" 2>/dev/null > "$$cache/prepared" || :
 endif
 
+.PHONY: quiet
+$(QUIET_SCOPES): quiet
+quiet:
+	@awk 'FILENAME == ARGV[1] { quiet[$$0]; next }
+		FNR in quiet { gsub(/\t/, " "); printf "unchanged\t0.000\t%s\t\n", $$0 }' \
+		'$(STATE)/quiet.list' '$(STATE)/scopes.list' >> '$(STATE)/results.tsv'
+
 # (Bash builtins where possible: with 10,000 scopes, the forks of a run where
 # nothing changed are most of its time.)
-$(SCOPES): scope-%:
+$(filter-out $(QUIET_SCOPES),$(SCOPES)): scope-%:
 	@name=$$(sed -n '$*{p;q}' '$(STATE)/scopes.list')
 	dir='$(ROOT_ABS)'/$$name
 	cache=$$dir/.kts/cache

@@ -187,8 +187,11 @@ fn a_knowledge_root_is_reindexed_incrementally_scope_by_scope() {
         assert!(log.contains("kts-graph: "), "{log}");
     }
 
-    // Nothing changed: nothing is written.
+    // Nothing changed: nothing is written, and no stage even starts (one
+    // kts-crawl finds that the scopes have nothing to do: their logs stay).
     let before: Vec<_> = [&alpha, &beta, &gamma].map(|s| written(s)).to_vec();
+    let log_times = || [&alpha, &beta, &gamma].map(|s| modified(&s.join(".kts/cache/reindex.log")));
+    let logs = log_times();
     let run = reindex(root);
     assert!(run.status.success(), "{}", text(&run.stderr));
     expect_results(
@@ -203,6 +206,24 @@ fn a_knowledge_root_is_reindexed_incrementally_scope_by_scope() {
     assert!(!summary(root).contains("kts-catalog"), "built only once");
     let after: Vec<_> = [&alpha, &beta, &gamma].map(|s| written(s)).to_vec();
     assert_eq!(before, after, "a run with nothing to do wrote a store");
+    assert_eq!(
+        log_times(),
+        logs,
+        "a scope with nothing to do ran its stages"
+    );
+
+    // A file touched, not changed: still nothing to do.
+    let leave = alpha.join("leave.md");
+    std::fs::File::options()
+        .append(true)
+        .open(&leave)
+        .unwrap()
+        .set_modified(SystemTime::now())
+        .unwrap();
+    let run = reindex(root);
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    assert!(summary(root).contains("0 reindexed, 3 unchanged, 0 failed"));
+    assert_eq!(log_times(), logs);
 
     // One file changed: that scope only, and the new text is found.
     write(
@@ -210,6 +231,12 @@ fn a_knowledge_root_is_reindexed_incrementally_scope_by_scope() {
         "# On-call\n\nThe pager rotates weekly. Escalate to the quetzal channel.\n",
     );
     let untouched = [written(&alpha), written(&gamma)];
+    let quiet = kts_tests::succeeded(kts_tests::shell(&format!(
+        "printf 'alpha\\nBeta Team - EMEA\\ngamma_2006_HE1\\nnot-a-scope\\n' \
+         | kts-crawl '{}' --unchanged-scopes",
+        root.display()
+    )));
+    assert_eq!(text(&quiet.stdout), "alpha\ngamma_2006_HE1\n");
     let run = reindex(root);
     assert!(run.status.success(), "{}", text(&run.stderr));
     expect_results(
@@ -388,13 +415,6 @@ fn assert_embedded_as_alone(scope: &Path) {
     }
 }
 
-fn shared_embedder_runs(scope: &Path) -> usize {
-    std::fs::read_to_string(scope.join(".kts/cache/reindex.log"))
-        .unwrap()
-        .matches("# one kts-embed for ")
-        .count()
-}
-
 #[test]
 fn with_embeddings_the_scopes_share_one_embedder_and_get_their_own_vectors() {
     let root = knowledge_root();
@@ -426,11 +446,19 @@ fn with_embeddings_the_scopes_share_one_embedder_and_get_their_own_vectors() {
     let nearest = records(&text(&nearest.stdout));
     assert_eq!(nearest[0]["path"], "deploy.txt", "{nearest:?}");
 
-    // Nothing changed: no kts-embed starts.
+    // Nothing changed: no stage starts, kts-embed neither (the logs stay as
+    // the first run left them).
+    let logs = || {
+        scopes
+            .iter()
+            .map(|s| std::fs::read_to_string(s.join(".kts/cache/reindex.log")).unwrap())
+            .collect::<Vec<_>>()
+    };
+    let first_logs = logs();
     let run = reindex_embedded(root, &kts_tests::profile_dir());
     assert!(run.status.success(), "{}", text(&run.stderr));
     assert!(summary(root).contains("0 reindexed, 3 unchanged, 0 failed"));
-    assert!(scopes.iter().all(|s| shared_embedder_runs(s) == 0));
+    assert_eq!(logs(), first_logs);
 
     // One scope changed: it alone goes through the shared embedder.
     write(

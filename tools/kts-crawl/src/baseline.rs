@@ -34,6 +34,13 @@ pub fn load(root: &Path, previous: &Manifest, messages: &Messages) -> Baseline {
     }
 }
 
+/// The index's documents; an error when the scope has no readable index.
+pub fn from_index(root: &Path, previous: &Manifest) -> anyhow::Result<Baseline> {
+    Ok(Baseline {
+        known: indexed(root, previous)?,
+    })
+}
+
 fn from_crawl(previous: &Manifest) -> Baseline {
     Baseline {
         known: previous

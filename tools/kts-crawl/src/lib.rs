@@ -2,6 +2,7 @@
 
 mod baseline;
 mod manifest;
+mod unchanged;
 mod walk;
 
 use std::path::PathBuf;
@@ -43,6 +44,12 @@ pub struct Args {
     #[arg(long)]
     pub dry_run: bool,
 
+    /// DIR is a knowledge root: read scope folder names on stdin, one a line,
+    /// and print those with nothing to do (every file indexed as it is, none
+    /// deleted).
+    #[arg(long, conflicts_with_all = ["changed_only", "dry_run"])]
+    pub unchanged_scopes: bool,
+
     #[command(flatten)]
     pub reporting: kts_cli::Reporting,
 }
@@ -59,6 +66,11 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         .canonicalize()
         .with_context(|| format!("cannot open scope folder {}", args.dir.display()))?;
     anyhow::ensure!(root.is_dir(), "{} is not a folder", root.display());
+    if args.unchanged_scopes {
+        let stdin = std::io::stdin().lock();
+        unchanged::list(&root, stdin, &mut std::io::stdout().lock())?;
+        return Ok(Exit::Ok);
+    }
     let root_text = root
         .to_str()
         .context("the scope folder's path is not valid UTF-8")?

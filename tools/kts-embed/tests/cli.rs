@@ -209,8 +209,16 @@ fn each_scope_of_a_stream_keeps_its_own_cache_when_scopes_come_back() {
             .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
             .len()
     };
-    assert_eq!(cache_len(a.path()), 2, "scope A's cache has both of its texts");
-    assert_eq!(cache_len(b.path()), 1, "scope B's cache has its own text only");
+    assert_eq!(
+        cache_len(a.path()),
+        2,
+        "scope A's cache has both of its texts"
+    );
+    assert_eq!(
+        cache_len(b.path()),
+        1,
+        "scope B's cache has its own text only"
+    );
 
     let (second, _) = embed(&input, &flags);
     assert_eq!(stat(&second, "embedded"), 0, "{}", stderr(&second));
