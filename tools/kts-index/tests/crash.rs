@@ -163,7 +163,37 @@ fn check_whole_or_absent(scope: &Path, versions: &[&Versions]) -> usize {
         .query_row("SELECT count(*) FROM chunks_vec", [], |r| r.get(0))
         .unwrap();
     assert_eq!(all_vec as usize, chunks, "no stray vectors");
+    if store.vectors_from_file().unwrap() {
+        assert_file_answers_as_sqlite_vec(scope);
+    }
     docs.len()
+}
+
+/// vectors.bin (with its delta) gives the answers sqlite-vec gives.
+fn assert_file_answers_as_sqlite_vec(scope: &Path) {
+    let mut rng = fastrand::Rng::with_seed(7);
+    let queries: Vec<Vec<f32>> = (0..3).map(|_| unit_vector(&mut rng)).collect();
+    let answers = || {
+        let store = Store::open_read(scope).unwrap();
+        queries
+            .iter()
+            .map(|q| {
+                let hits = store.search_vector(q, 10, &Filters::default()).unwrap();
+                // As sets: scores a rounding apart may come in either order.
+                hits.into_iter().map(|h| h.rowid).collect::<BTreeSet<_>>()
+            })
+            .collect::<Vec<_>>()
+    };
+    let from_file = answers();
+    let file = kts_store::vector_file_path(scope);
+    let aside = file.with_extension("aside");
+    std::fs::rename(&file, &aside).unwrap();
+    let from_sqlite = answers();
+    std::fs::rename(&aside, &file).unwrap();
+    assert_eq!(
+        from_file, from_sqlite,
+        "vectors.bin answers as sqlite-vec does"
+    );
 }
 
 #[test]

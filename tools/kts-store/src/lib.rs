@@ -31,6 +31,7 @@ mod root;
 mod schema;
 mod search;
 mod slug;
+mod vector_delta;
 mod vector_file;
 mod write;
 

@@ -48,6 +48,15 @@ CREATE TRIGGER IF NOT EXISTS chunk_removed_for_lexical AFTER DELETE ON chunks
     BEGIN INSERT OR IGNORE INTO lexical_pending VALUES (old.id); END;
 ";
 
+/// Chunk rows added or removed since `vectors.bin` was written (see vector_delta.rs).
+const VECTOR_LOG: &str = "
+CREATE TABLE IF NOT EXISTS vectors_pending (chunk INTEGER PRIMARY KEY);
+CREATE TRIGGER IF NOT EXISTS chunk_added_for_vectors AFTER INSERT ON chunks
+    BEGIN INSERT OR IGNORE INTO vectors_pending VALUES (new.id); END;
+CREATE TRIGGER IF NOT EXISTS chunk_removed_for_vectors AFTER DELETE ON chunks
+    BEGIN INSERT OR IGNORE INTO vectors_pending VALUES (old.id); END;
+";
+
 const NOW: &str = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')";
 
 /// Creates the tables of a new store; does nothing to an existing one.
@@ -64,6 +73,7 @@ pub(crate) fn create(conn: &Connection) -> anyhow::Result<()> {
         "BEGIN IMMEDIATE;
          {TABLES}
          {LEXICAL_LOG}
+         {VECTOR_LOG}
          INSERT INTO meta VALUES ('format_version', '{FORMAT_VERSION}');
          INSERT INTO meta VALUES ('created', {NOW});
          INSERT INTO meta VALUES ('updated', {NOW});
@@ -74,7 +84,33 @@ pub(crate) fn create(conn: &Connection) -> anyhow::Result<()> {
 
 /// Adds what a store written by an earlier kts lacks (the writer, once at open).
 pub(crate) fn upgrade(conn: &Connection) -> anyhow::Result<()> {
-    conn.execute_batch(&format!("BEGIN IMMEDIATE; {LEXICAL_LOG} COMMIT;"))?;
+    conn.execute_batch(&format!(
+        "BEGIN IMMEDIATE; {LEXICAL_LOG} {VECTOR_LOG} COMMIT;"
+    ))?;
+    Ok(())
+}
+
+/// The version of the `vectors.bin` that `vectors_pending` logs changes
+/// since, if any.
+pub(crate) fn vectors_log_base(conn: &Connection) -> anyhow::Result<Option<u64>> {
+    let value: Option<String> = conn
+        .query_row(
+            "SELECT value FROM meta WHERE key = 'vectors_log_base'",
+            [],
+            |r| r.get(0),
+        )
+        .optional()?;
+    Ok(value.and_then(|v| v.parse().ok()))
+}
+
+/// Empties the vector log: it now counts from the `vectors.bin` of `version`.
+pub(crate) fn restart_vectors_log(conn: &Connection, version: u64) -> anyhow::Result<()> {
+    conn.execute_batch(&format!(
+        "BEGIN IMMEDIATE;
+         DELETE FROM vectors_pending;
+         INSERT OR REPLACE INTO meta VALUES ('vectors_log_base', '{version}');
+         COMMIT;"
+    ))?;
     Ok(())
 }
 

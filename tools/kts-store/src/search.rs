@@ -248,7 +248,13 @@ impl Store {
         Ok(ranked(best_first(rows, k)))
     }
 
-    /// `vectors.bin` when it is current, opened once.
+    /// Whether vector searches are answered from `vectors.bin` (with its
+    /// delta), rather than by sqlite-vec while the file is stale or missing.
+    pub fn vectors_from_file(&self) -> anyhow::Result<bool> {
+        Ok(self.vector_file()?.is_some())
+    }
+
+    /// `vectors.bin` (with its delta) when it is current, opened once.
     fn vector_file(&self) -> anyhow::Result<Option<&VectorFile>> {
         if self.vector_file.get().is_none() {
             let version = self.meta()?.vectors_version;

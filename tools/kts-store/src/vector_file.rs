@@ -12,6 +12,10 @@
 //! by its own largest component; a quarter of the memory traffic of f32), then
 //! re-scores the best candidates exactly with the f32 rows.
 //!
+//! After an update of a few documents, the writer leaves this file as it is
+//! and writes the changes beside it (`vectors.delta`, see vector_delta.rs):
+//! a search then skips the rows the delta removed and scores its rows too.
+//!
 //! Layout, little-endian; every section starts at a multiple of 64 bytes and
 //! the f32 rows at a page boundary:
 //!
@@ -26,7 +30,7 @@
 //! ```
 
 use std::cmp::{Ordering, Reverse};
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, HashSet};
 use std::fs::File;
 use std::io::{BufWriter, Seek, SeekFrom, Write};
 use std::path::Path;
@@ -34,6 +38,8 @@ use std::path::Path;
 use anyhow::Context;
 use memmap2::{Mmap, MmapOptions};
 use rusqlite::Connection;
+
+use crate::vector_delta::Delta;
 
 const MAGIC: &[u8; 8] = b"KTSVEC01";
 const HEADER: usize = 64;
@@ -121,9 +127,14 @@ impl Header {
     }
 }
 
-/// The version stamped on the vector file at `path`, if it is one.
-pub(crate) fn file_version(path: &Path) -> Option<u64> {
-    read_header(&File::open(path).ok()?).map(|h| h.version)
+/// The version and row count stamped on the vector file at `path`, if it is one.
+pub(crate) fn file_version(path: &Path) -> Option<(u64, usize)> {
+    read_header(&File::open(path).ok()?).map(|h| (h.version, h.rows))
+}
+
+/// `vectors.delta`, beside the vector file at `path`.
+pub(crate) fn delta_path(path: &Path) -> std::path::PathBuf {
+    path.with_extension("delta")
 }
 
 /// The header at the start of `file`, if it is a vector file's.
@@ -241,10 +252,14 @@ fn quantise(vector: &[f32], out: &mut [i8]) -> f32 {
     scale
 }
 
-/// A vector file opened for search.
+/// A vector file opened for search, with the changes since it was written.
 pub(crate) struct VectorFile {
     layout: Layout,
     names: Vec<String>,
+    /// The rows added and removed since (when the file is older than the store).
+    delta: Option<Delta>,
+    /// Rows of the file that the delta removed (when it removed any).
+    excluded: Option<Vec<bool>>,
     /// Header to int8 rows: read by every search, so paged in at open.
     scanned: Mmap,
     /// The f32 rows: only the candidates' pages are read.
@@ -252,7 +267,8 @@ pub(crate) struct VectorFile {
 }
 
 impl VectorFile {
-    /// Opens the file at `path` if it is a well-formed vector file of `version`.
+    /// Opens the file at `path` if it is a well-formed vector file of
+    /// `version`, or of an earlier version with the delta to `version` beside it.
     pub(crate) fn open(path: &Path, version: u64) -> anyhow::Result<Option<VectorFile>> {
         let Ok(file) = File::open(path) else {
             return Ok(None);
@@ -262,9 +278,17 @@ impl VectorFile {
             return Ok(None);
         };
         let layout = Layout::new(header.dims, header.rows, header.names_len);
-        if header.version != version || layout.len != len || header.dims == 0 {
+        if layout.len != len || header.dims == 0 {
             return Ok(None);
         }
+        let delta = if header.version == version {
+            None
+        } else {
+            match Delta::open(&delta_path(path), header.version, version, header.dims)? {
+                Some(delta) => Some(delta),
+                None => return Ok(None),
+            }
+        };
         #[allow(unsafe_code)]
         // SAFETY: a vector file is written whole under a temporary name and
         // then renamed into place; it is never modified or truncated after
@@ -288,12 +312,20 @@ impl VectorFile {
         if names.len() != header.type_count {
             return Ok(None);
         }
-        Ok(Some(VectorFile {
+        let mut file = VectorFile {
             layout,
             names,
+            delta: None,
+            excluded: None,
             scanned,
             exact,
-        }))
+        };
+        file.excluded = delta.as_ref().filter(|d| !d.removed.is_empty()).map(|d| {
+            let removed: HashSet<i64> = d.removed.iter().copied().collect();
+            file.rowids().iter().map(|r| removed.contains(r)).collect()
+        });
+        file.delta = delta;
+        Ok(Some(file))
     }
 
     fn rowids(&self) -> &[i64] {
@@ -332,23 +364,32 @@ impl VectorFile {
             return Vec::new();
         }
         let allowed = (!doc_types.is_empty()).then(|| self.allowed_codes(doc_types));
-        if allowed.as_ref().is_some_and(|codes| !codes.contains(&true)) {
-            return Vec::new();
-        }
-        // The query's scale is a common factor of every score: only the order matters.
-        let mut query8 = vec![0i8; query.len()];
-        quantise(query, &mut query8);
-        let pool = k + k.max(EXTRA_CANDIDATES);
-        let scan = Scan {
-            rows: self.int8_rows(),
-            scales: self.scales(),
-            codes: self.codes(),
-            dims: self.layout.dims,
-            query: &query8,
-            allowed: allowed.as_deref(),
+        let mut found = if allowed.as_ref().is_some_and(|codes| !codes.contains(&true)) {
+            Vec::new()
+        } else {
+            // The query's scale is a common factor of every score: only the order matters.
+            let mut query8 = vec![0i8; query.len()];
+            quantise(query, &mut query8);
+            let pool = k + k.max(EXTRA_CANDIDATES);
+            let scan = Scan {
+                rows: self.int8_rows(),
+                scales: self.scales(),
+                codes: self.codes(),
+                dims: self.layout.dims,
+                query: &query8,
+                allowed: allowed.as_deref(),
+                excluded: self.excluded.as_deref(),
+            };
+            self.exact(query, scan.top(pool))
         };
-        let candidates = scan.top(pool);
-        self.exact_top(query, k, candidates)
+        if let Some(delta) = &self.delta {
+            found.extend(
+                (0..delta.rowids.len())
+                    .filter(|&row| delta.allowed(row, doc_types))
+                    .map(|row| (delta.rowids[row], f64::from(dot_f32(delta.row(row), query)))),
+            );
+        }
+        crate::search::best_first(found, k)
     }
 
     /// The `k` of the rows with these rowids nearest to `query`, scored
@@ -366,10 +407,25 @@ impl VectorFile {
             .rowids()
             .iter()
             .enumerate()
-            .filter(|(_, rowid)| rowids.contains(rowid))
+            .filter(|&(row, rowid)| rowids.contains(rowid) && !self.is_excluded(row))
             .map(|(row, _)| row)
             .collect();
-        self.exact_top(query, k, rows)
+        let mut found = self.exact(query, rows);
+        if let Some(delta) = &self.delta {
+            found.extend(
+                delta
+                    .rowids
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, rowid)| rowids.contains(rowid))
+                    .map(|(row, &rowid)| (rowid, f64::from(dot_f32(delta.row(row), query)))),
+            );
+        }
+        crate::search::best_first(found, k)
+    }
+
+    fn is_excluded(&self, row: usize) -> bool {
+        self.excluded.as_ref().is_some_and(|excluded| excluded[row])
     }
 
     fn allowed_codes(&self, doc_types: &[String]) -> Vec<bool> {
@@ -379,13 +435,12 @@ impl VectorFile {
             .collect()
     }
 
-    fn exact_top(&self, query: &[f32], k: usize, rows: Vec<usize>) -> Vec<(i64, f64)> {
+    /// The rows scored exactly, as (rowid, cosine).
+    fn exact(&self, query: &[f32], rows: Vec<usize>) -> Vec<(i64, f64)> {
         let rowids = self.rowids();
-        let exact: Vec<(i64, f64)> = rows
-            .into_iter()
+        rows.into_iter()
             .map(|row| (rowids[row], f64::from(dot_f32(self.f32_row(row), query))))
-            .collect();
-        crate::search::best_first(exact, k)
+            .collect()
     }
 }
 
@@ -398,6 +453,8 @@ struct Scan<'a> {
     query: &'a [i8],
     /// Which doc type codes may be returned (all when `None`).
     allowed: Option<&'a [bool]>,
+    /// Rows removed since the file was written (none when `None`).
+    excluded: Option<&'a [bool]>,
 }
 
 impl Scan<'_> {
@@ -460,6 +517,7 @@ impl Scan<'_> {
             if self
                 .allowed
                 .is_some_and(|allowed| allowed.get(usize::from(self.codes[row])) != Some(&true))
+                || self.excluded.is_some_and(|excluded| excluded[row])
             {
                 continue;
             }

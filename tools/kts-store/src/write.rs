@@ -4,7 +4,12 @@ use anyhow::Context;
 use rusqlite::{OptionalExtension, params};
 use sha2::{Digest, Sha256};
 
-use crate::{Store, Synced, kts_dir, lexical, schema, vector_file};
+use crate::{Store, Synced, kts_dir, lexical, schema, vector_delta, vector_file};
+
+/// The most changed chunks `vectors.delta` holds before `vectors.bin` is
+/// rewritten whole (and at most a tenth of its rows): readers load the delta
+/// whole and score each of its rows.
+const MAX_DELTA_ROWS: usize = 20_000;
 
 /// A document as the store keeps it.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -168,25 +173,46 @@ impl Store {
         Ok(())
     }
 
-    /// Rewrites `vectors.bin` from the committed vectors unless it is current
-    /// (call it outside a transaction, after the last commit); removes it when
-    /// the store has no vectors. Returns whether it wrote the file.
+    /// Brings `vectors.bin` up to date with the committed vectors (call it
+    /// outside a transaction, after the last commit): nothing when it is
+    /// current; else, when few chunks changed since it was written, writes
+    /// those changes to `vectors.delta` beside it; else rewrites it whole.
+    /// Removes both when the store has no vectors. Returns whether it wrote.
     pub fn refresh_vector_file(&mut self) -> anyhow::Result<bool> {
         let path = crate::vector_file_path(&self.scope);
+        let delta = vector_file::delta_path(&path);
         let meta = self.meta()?;
+        let version = meta.vectors_version;
         let (true, Some(dims)) = (schema::has_vector_table(&self.conn)?, meta.dims) else {
-            match std::fs::remove_file(&path) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                    return Err(e).with_context(|| format!("removing {}", path.display()));
-                }
-                _ => return Ok(false),
-            }
+            vector_delta::remove(&delta)?;
+            vector_delta::remove(&path)?;
+            return Ok(false);
         };
-        if vector_file::file_version(&path) == Some(meta.vectors_version) {
+        let base = vector_file::file_version(&path);
+        if base.is_some_and(|(base_version, _)| base_version == version) {
+            // Current (a writer may have stopped before emptying the log).
+            if vector_delta::pending_count(&self.conn)? > 0
+                || schema::vectors_log_base(&self.conn)? != Some(version)
+            {
+                schema::restart_vectors_log(&self.conn, version)?;
+            }
+            vector_delta::remove(&delta)?;
             return Ok(false);
         }
-        vector_file::write(&self.conn, &path, dims, meta.vectors_version)
+        if let Some((base_version, rows)) = base
+            && schema::vectors_log_base(&self.conn)? == Some(base_version)
+            && vector_delta::pending_count(&self.conn)? <= (rows / 10).min(MAX_DELTA_ROWS)
+        {
+            if vector_delta::file_versions(&delta) == Some((base_version, version)) {
+                return Ok(false);
+            }
+            vector_delta::write(&self.conn, &delta, dims, base_version, version)?;
+            return Ok(true);
+        }
+        vector_file::write(&self.conn, &path, dims, version)
             .with_context(|| format!("writing {}", path.display()))?;
+        schema::restart_vectors_log(&self.conn, version)?;
+        vector_delta::remove(&delta)?;
         Ok(true)
     }
 

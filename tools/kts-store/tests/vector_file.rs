@@ -70,8 +70,58 @@ fn answers(dir: &Path) -> Vec<Vec<Scored>> {
             };
             out.push(reader.search_vector(&query, 10, &filters).unwrap());
         }
+        // Restricted to some documents (changed, untouched and new ones).
+        let filters = Filters {
+            doc_types: Vec::new(),
+            doc_ids: Some(
+                ["d1", "d2", "d7", "d150", "new3"]
+                    .map(str::to_string)
+                    .to_vec(),
+            ),
+        };
+        out.push(reader.search_vector(&query, 3, &filters).unwrap());
     }
     out
+}
+
+/// Replaces, deletes and adds documents (`round` varies the new vectors).
+fn change_documents(store: &mut Store, replaced: &[u64], deleted: &[u64], added: u64, round: u64) {
+    store.begin().unwrap();
+    let mut write = |doc_id: String, doc_type: &str, chunks: u64, seed: u64| {
+        let doc = DocumentRow {
+            doc_id: doc_id.clone(),
+            path: format!("{doc_id}.md"),
+            doc_type: doc_type.into(),
+            ..Default::default()
+        };
+        let chunks: Vec<ChunkRow> = (0..chunks)
+            .map(|c| ChunkRow {
+                chunk_id: format!("{doc_id}-r{round}-{c}"),
+                index: c as usize,
+                text: format!("chunk {c} of {doc_id}, round {round}"),
+                end: 10,
+                embedding: Some(unit(seed + c)),
+                model: Some("test-model".into()),
+                ..Default::default()
+            })
+            .collect();
+        store.apply(&doc, &chunks).unwrap();
+    };
+    for &d in replaced {
+        write(
+            format!("d{d}"),
+            "REFERENCE",
+            3,
+            50_000 + round * 1000 + d * 4,
+        );
+    }
+    for n in 0..added {
+        write(format!("new{n}"), "FAQ", 2, 90_000 + round * 1000 + n * 4);
+    }
+    for &d in deleted {
+        assert!(store.delete_document(&format!("d{d}")).unwrap());
+    }
+    store.commit().unwrap();
 }
 
 /// The answers of sqlite-vec alone: the same search with vectors.bin moved aside.
@@ -156,4 +206,70 @@ fn a_store_without_vectors_has_no_vector_file() {
     store.commit().unwrap();
     assert!(!store.refresh_vector_file().unwrap());
     assert!(!vector_file_path(dir.path()).exists());
+}
+
+#[test]
+fn a_few_changed_documents_go_to_a_delta_beside_the_vector_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = indexed_store(dir.path());
+    let file = vector_file_path(dir.path());
+    let delta = file.with_extension("delta");
+    let base = std::fs::read(&file).unwrap();
+
+    // Nearest neighbours of the queries among those changed, so that the
+    // answers must come from the delta and must skip the rows it removed.
+    change_documents(&mut store, &[1, 2, 7], &[4, 5], 4, 1);
+    assert!(store.refresh_vector_file().unwrap());
+    assert_eq!(
+        std::fs::read(&file).unwrap(),
+        base,
+        "vectors.bin is left as it was"
+    );
+    assert!(delta.is_file());
+    let from_file = || {
+        Store::open_read(dir.path())
+            .unwrap()
+            .vectors_from_file()
+            .unwrap()
+    };
+    assert!(from_file(), "vectors.bin and its delta answer");
+    let fast = answers(dir.path());
+    assert!(
+        fast.iter().flatten().any(|s| s.rowid > 600),
+        "rows of the delta are found"
+    );
+    assert_same(&fast, &answers_without_the_file(dir.path()));
+    assert!(
+        !store.refresh_vector_file().unwrap(),
+        "current: nothing to write"
+    );
+
+    // A second update is added to the same delta.
+    change_documents(&mut store, &[2, 150], &[9], 0, 2);
+    assert!(store.refresh_vector_file().unwrap());
+    assert_eq!(std::fs::read(&file).unwrap(), base);
+    assert_same(&answers(dir.path()), &answers_without_the_file(dir.path()));
+
+    // A damaged delta is not used: the answers come from sqlite-vec.
+    let bytes = std::fs::read(&delta).unwrap();
+    std::fs::write(&delta, &bytes[..bytes.len() - 7]).unwrap();
+    assert!(!from_file());
+    assert_same(&answers(dir.path()), &answers_without_the_file(dir.path()));
+    std::fs::write(&delta, &bytes).unwrap();
+    assert!(from_file());
+
+    // Many changes: vectors.bin is written whole again and the delta goes.
+    let many: Vec<u64> = (20..60).collect();
+    change_documents(&mut store, &many, &[], 0, 3);
+    assert!(store.refresh_vector_file().unwrap());
+    assert_ne!(std::fs::read(&file).unwrap(), base);
+    assert!(!delta.exists());
+    assert!(from_file());
+    assert_same(&answers(dir.path()), &answers_without_the_file(dir.path()));
+
+    // And the next small change starts a delta from the new file.
+    change_documents(&mut store, &[100], &[], 1, 4);
+    assert!(store.refresh_vector_file().unwrap());
+    assert!(delta.is_file());
+    assert_same(&answers(dir.path()), &answers_without_the_file(dir.path()));
 }
