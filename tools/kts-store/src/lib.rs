@@ -18,8 +18,9 @@
 //! ```
 //!
 //! Beside it, `DIR/.kts/vectors.bin` holds the same vectors laid out for a
-//! fast scan (see vector_file.rs); `meta.vectors_version` says whether it is
-//! current. `DIR/.kts/lexical/` is a tantivy index of the chunks' words for
+//! fast scan (see vector_file.rs), and `vectors.delta` the changes since it
+//! was written (vector_delta.rs); `meta.vectors_version` says whether they
+//! are current. `DIR/.kts/lexical/` is a tantivy index of the chunks' words for
 //! BM25 at scale (see lexical/mod.rs), current while `lexical_pending` is
 //! empty and its generation is `meta.lexical_generation`.
 
@@ -117,6 +118,7 @@ pub struct Store {
 pub struct ChangeStamp {
     data_version: i64,
     vectors_modified: Option<std::time::SystemTime>,
+    delta_modified: Option<std::time::SystemTime>,
 }
 
 impl Store {
@@ -207,17 +209,17 @@ impl Store {
 
     /// What changes whenever the index does, for a reader kept open: SQLite's
     /// `data_version` (another connection has committed) and the modification
-    /// time of `vectors.bin` (written after the commit).
+    /// time of `vectors.bin` and of its delta (written after the commit).
     pub fn change_stamp(&self) -> anyhow::Result<ChangeStamp> {
         let data_version = self
             .conn
             .query_row("PRAGMA data_version", [], |r| r.get(0))?;
-        let vectors_modified = std::fs::metadata(vector_file_path(&self.scope))
-            .and_then(|m| m.modified())
-            .ok();
+        let modified = |path: &Path| std::fs::metadata(path).and_then(|m| m.modified()).ok();
+        let vectors = vector_file_path(&self.scope);
         Ok(ChangeStamp {
             data_version,
-            vectors_modified,
+            vectors_modified: modified(&vectors),
+            delta_modified: modified(&vector_file::delta_path(&vectors)),
         })
     }
 
