@@ -21,6 +21,10 @@
 //!                               root as kts-query does: time per question (p50/p95) and,
 //!                               per naming, how often the named scope is the first
 //!                               routed, is routed at all, and how many scopes are asked
+//!   bench update SCOPE          replaces one document of a `build` scope (new vectors), as
+//!                               kts-index does: the commit, the vectors (vectors.delta
+//!                               beside vectors.bin), the lexical index, timed; then the
+//!                               same vectors written as a whole vectors.bin, for the ratio
 //!
 //! Vectors are random, so figures are about speed, not quality.
 
@@ -59,12 +63,73 @@ fn main() -> anyhow::Result<()> {
         }
         Some("fanout") if args.len() >= 3 => fanout(&args[1], Path::new(&args[2]), &args[3..]),
         Some("route") if args.len() == 3 => route(&args[1], Path::new(&args[2])),
+        Some("update") if args.len() == 2 => update(Path::new(&args[1])),
         _ => anyhow::bail!(
             "usage: bench stream N CORPUS OUT | query SCOPE QUERIES [FLAGS] | floor VECTORS QUERIES \
              | lexical SCOPE QUERIES | build N CORPUS OUT [--no-vectors] | recall SCOPE [QUERIES] \
-             | fanout ROOT QUESTIONS [FLAGS] | route ROOT QUESTIONS"
+             | fanout ROOT QUESTIONS [FLAGS] | route ROOT QUESTIONS | update SCOPE"
         ),
     }
+}
+
+fn update(scope: &Path) -> anyhow::Result<()> {
+    let mut store = kts_store::Store::open_writer(scope, kts_store::LockWait::NoWait)?;
+    let (documents, chunks) = store.counts()?;
+    let mut rng = fastrand::Rng::new();
+    let doc_id = format!("{:016x}", rng.usize(..documents));
+    let row = kts_store::DocumentRow {
+        doc_id: doc_id.clone(),
+        path: format!("doc{:06}.md", usize::from_str_radix(&doc_id, 16)?),
+        title: "Document updated".into(),
+        doc_type: "GUIDE".into(),
+        ..Default::default()
+    };
+    let new_chunks: Vec<kts_store::ChunkRow> = (0..CHUNKS_PER_DOC)
+        .map(|c| {
+            let text = format!("updated text {} of part {c}", rng.u64(..));
+            kts_store::ChunkRow {
+                chunk_id: format!("{doc_id}-u{}-{c}", rng.u32(..)),
+                index: c,
+                end: text.chars().count(),
+                text,
+                model: Some(MODEL.to_string()),
+                embedding: Some(unit_vector(&mut rng)),
+                ..Default::default()
+            }
+        })
+        .collect();
+    let started = Instant::now();
+    store.begin()?;
+    store.apply(&row, &new_chunks)?;
+    store.commit()?;
+    let committed = started.elapsed();
+    store.refresh_vector_file()?;
+    let vectors = started.elapsed();
+    store.refresh_lexical_index()?;
+    let total = started.elapsed();
+    let reader = kts_store::Store::open_read(scope)?;
+    anyhow::ensure!(
+        reader.vectors_from_file()?,
+        "the vector file does not answer after the update"
+    );
+    println!(
+        "update of one document in {documents} documents ({chunks} chunks): {:.0} ms (commit {:.0} ms, vectors {:.0} ms, lexical index {:.0} ms)",
+        total.as_secs_f64() * 1e3,
+        committed.as_secs_f64() * 1e3,
+        (vectors - committed).as_secs_f64() * 1e3,
+        (total - vectors).as_secs_f64() * 1e3
+    );
+    let file = kts_store::vector_file_path(scope);
+    std::fs::remove_file(&file)?;
+    let started = Instant::now();
+    store.refresh_vector_file()?;
+    let whole = started.elapsed();
+    println!(
+        "vectors.bin written whole instead: {:.0} ms ({:.0}x the update's vectors)",
+        whole.as_secs_f64() * 1e3,
+        whole.as_secs_f64() / (vectors - committed).as_secs_f64()
+    );
+    Ok(())
 }
 
 fn unit_vector(rng: &mut fastrand::Rng) -> Vec<f32> {
