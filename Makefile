@@ -3,7 +3,7 @@ CARGO ?= cargo
 RELEASE := target/release
 SAMPLE := sample
 
-.PHONY: help models mcp-client spark build demo test test-shared lint docs eval bench bench-embed bench-query bench-graph bench-reindex bench-federation bench-routing bench-mcp bench-lexical bench-spark clean-sample
+.PHONY: help models mcp-client spark build demo test test-shared lint docs eval bench bench-embed bench-query bench-graph bench-reindex bench-federation bench-routing bench-mcp bench-lexical bench-update bench-spark clean-sample
 
 help:
 	@echo "make demo         write the bundled sample to $(SAMPLE)/ and run the pipeline on it"
@@ -19,6 +19,7 @@ help:
 	@echo "make bench-embed  embedding throughput against Python onnxruntime"
 	@echo "make bench-query  query latency at 10k, 100k and 400k chunks, vector recall"
 	@echo "make bench-lexical  BM25 top-10 from the lexical index against FTS5 at 10k, 100k and 1M chunks"
+	@echo "make bench-update one document replaced in a scope of 100k and 1M chunks with vectors (vectors.delta) against vectors.bin written whole"
 	@echo "make bench-graph  knowledge-graph build time and size against indexing"
 	@echo "make bench-reindex  batch reindex of a generated root of 10,000 scopes (SCOPES=N), keyword-only"
 	@echo "make bench-federation  a scoped query against one store holding everything; fan-out over 60 scopes"
@@ -67,6 +68,9 @@ bench: build
 
 bench-lexical: build
 	pipelines/bench/lexical.sh
+
+bench-update: build
+	pipelines/bench/update.sh
 
 bench-embed: models build
 	pipelines/bench/embed.sh
