@@ -156,6 +156,7 @@ fn sigkill_at_random_moments_leaves_each_documents_graph_whole() {
         killed >= 8,
         "only {killed} of {rounds} runs were killed mid-way"
     );
+    eprintln!("{killed} of {rounds} runs killed mid-way");
 
     // The next run finishes the job: the graph of an uninterrupted build.
     assert!(kts_graph(scope).wait().unwrap().success());
