@@ -533,3 +533,123 @@ fn scopes_the_shared_embedder_cannot_serve_are_embedded_on_their_own() {
         assert_embedded_as_alone(&scope);
     }
 }
+
+/// Each scope's documents and their chunk ids, read from its store.
+fn index_contents(root: &Path) -> Vec<(String, Vec<String>)> {
+    let mut out = Vec::new();
+    let mut scopes: Vec<PathBuf> = std::fs::read_dir(root)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir() && !p.file_name().unwrap().to_string_lossy().starts_with('.'))
+        .collect();
+    scopes.sort();
+    for scope in scopes {
+        let store = kts_store::Store::open_read(&scope).unwrap();
+        let integrity: String = store
+            .connection()
+            .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(integrity, "ok", "{}", scope.display());
+        let mut statement = store
+            .connection()
+            .prepare(
+                "SELECT d.path, group_concat(c.chunk_id, ' ') FROM documents d
+                 JOIN chunks c USING (doc_id) GROUP BY d.path ORDER BY d.path",
+            )
+            .unwrap();
+        let rows = statement
+            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
+            .unwrap()
+            .map(Result::unwrap);
+        let name = scope.file_name().unwrap().to_string_lossy().into_owned();
+        for (path, chunks) in rows {
+            let mut chunks: Vec<String> = chunks.split(' ').map(str::to_string).collect();
+            chunks.sort();
+            out.push((format!("{name}/{path}"), chunks));
+        }
+    }
+    out
+}
+
+/// A root of 8 scopes of 12 documents each.
+fn larger_root(root: &Path) {
+    for s in 0..8 {
+        for d in 0..12 {
+            let words: String = (0..40)
+                .map(|w| format!("word{} ", (s * 7 + d * 13 + w) % 97))
+                .collect();
+            write(
+                &root.join(format!("scope{s}/doc{d}.md")),
+                &format!(
+                    "# Scope {s} document {d}\n\n{words}\n\n## Part two\n\nMore about topic{d}.\n"
+                ),
+            );
+        }
+    }
+}
+
+#[test]
+fn a_run_killed_mid_root_is_finished_by_the_next() {
+    use std::os::unix::process::CommandExt;
+
+    let reference = tempfile::tempdir().unwrap();
+    larger_root(reference.path());
+    kts_tests::succeeded(reindex(reference.path()));
+    let expected = index_contents(reference.path());
+    assert_eq!(expected.len(), 96);
+
+    let root = tempfile::tempdir().unwrap();
+    let root = root.path();
+    larger_root(root);
+    let makefile = kts_tests::workspace_root().join("pipelines/reindex.mk");
+    let mut rng = fastrand::Rng::with_seed(5);
+    let mut killed = 0;
+    for _ in 0..4 {
+        let results = root.join(".kts-reindex/results.tsv");
+        std::fs::remove_file(&results).ok();
+        // make and everything it started are one process group, killed at once.
+        let mut child = std::process::Command::new("make")
+            .arg("-f")
+            .arg(&makefile)
+            .arg(format!("ROOT={}", root.display()))
+            .arg(format!("BIN={}", kts_tests::profile_dir().display()))
+            .args(["EMBED=0", "GRAPH=1", "-j2"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        // Killed once a scope is done, a moment later: always mid-way.
+        while child.try_wait().unwrap().is_none()
+            && !std::fs::read_to_string(&results).is_ok_and(|r| r.contains("reindexed\t"))
+        {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(rng.u64(0..300)));
+        if child.try_wait().unwrap().is_none() {
+            killed += 1;
+        }
+        std::process::Command::new("kill")
+            .args(["-KILL", "--", &format!("-{}", child.id())])
+            .status()
+            .unwrap();
+        child.wait().unwrap();
+    }
+    assert!(killed >= 2, "only {killed} of 4 runs were killed mid-way");
+
+    let run = reindex(root);
+    assert!(
+        run.status.success(),
+        "{}{}",
+        text(&run.stdout),
+        text(&run.stderr)
+    );
+    assert_eq!(index_contents(root), expected);
+    let again = reindex(root);
+    assert!(again.status.success());
+    assert!(
+        summary(root).contains("0 reindexed, 8 unchanged, 0 failed"),
+        "{}",
+        summary(root)
+    );
+}
