@@ -24,7 +24,7 @@ type Rows = Vec<Vec<String>>;
 
 /// The text of document `i`; `version` changes every third one.
 fn text(i: usize, version: usize) -> String {
-    let v = if i % 3 == 0 { version } else { 0 };
+    let v = if i.is_multiple_of(3) { version } else { 0 };
     format!(
         "# Service {i}\n\nThe Service{i}Gateway depends on the AuthService{v}. \
          When login fails with ERR-{i:03}-{v} the client retries.\n\n\
