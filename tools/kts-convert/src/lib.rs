@@ -8,6 +8,7 @@ pub mod formats;
 pub mod images;
 mod job;
 mod metadata;
+mod parts;
 mod store;
 
 use std::path::PathBuf;

@@ -69,6 +69,10 @@ pub fn render(outline: &Outline, format: Format) -> anyhow::Result<Vec<u8>> {
             "{} holds rows, not an outline: write it with to_csv or to_xlsx",
             format.as_str()
         ),
+        Format::Eml | Format::Mbox | Format::Msg => anyhow::bail!(
+            "{} holds messages, not an outline: write one with to_eml",
+            format.as_str()
+        ),
     })
 }
 
