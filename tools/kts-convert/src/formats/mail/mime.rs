@@ -25,8 +25,14 @@ fn read(message: &Message, depth: usize) -> Mail {
         date: message.date().map(|d| d.to_rfc3339()),
         ..Mail::default()
     };
+    // A text part whose boundary or encoding is broken is kept as body text:
+    // it is what a reader would still want to see.
+    let damaged = message
+        .attachments()
+        .filter(|part| part.is_encoding_problem && part.attachment_name().is_none());
     let texts: Vec<&str> = message
         .text_bodies()
+        .chain(damaged)
         .filter_map(|part| match &part.body {
             PartType::Text(text) => Some(text.as_ref()),
             _ => None,
@@ -52,6 +58,12 @@ fn read(message: &Message, depth: usize) -> Mail {
         ));
     }
     for part in message.attachments() {
+        if part.is_encoding_problem
+            && part.attachment_name().is_none()
+            && matches!(part.body, PartType::Text(_))
+        {
+            continue; // kept as body text above
+        }
         let content = match &part.body {
             PartType::Message(nested) if within_nesting(depth + 1) => {
                 Content::Message(Box::new(read(nested, depth + 1)))

@@ -127,6 +127,21 @@ pub fn mbox(bytes: &[u8], ctx: &mut Context) -> Result<(Converted, Vec<Part>), C
     ))
 }
 
+/// The extension that tells a text format apart, for an attachment whose
+/// name has none (binary formats are told by their content).
+fn media_type_extension(media_type: &str) -> Option<&'static str> {
+    Some(match media_type.to_ascii_lowercase().as_str() {
+        "text/plain" => "txt",
+        "text/markdown" => "md",
+        "text/html" => "html",
+        "text/csv" => "csv",
+        "text/tab-separated-values" => "tsv",
+        "application/json" => "json",
+        "message/rfc822" => "eml",
+        _ => return None,
+    })
+}
+
 /// Collects the parts of one file while its messages are written.
 struct Parts<'c, 'a> {
     ctx: &'c mut Context<'a>,
@@ -181,7 +196,13 @@ impl<'c, 'a> Parts<'c, 'a> {
                 ));
             }
             let anchor = format!("{prefix}attachment/{name}");
-            let outcome = self.attachment(attachment.content, &name, &anchor, depth);
+            let extension = name.rsplit_once('.').map(|(_, e)| e).or_else(|| {
+                attachment
+                    .media_type
+                    .as_deref()
+                    .and_then(media_type_extension)
+            });
+            let outcome = self.attachment(attachment.content, extension, &anchor, depth);
             listed.push(render::AttachmentLine {
                 name,
                 media_type: attachment.media_type,
@@ -233,7 +254,7 @@ impl<'c, 'a> Parts<'c, 'a> {
     fn attachment(
         &mut self,
         content: Content,
-        name: &str,
+        extension: Option<&str>,
         anchor: &str,
         depth: usize,
     ) -> render::Outcome {
@@ -243,7 +264,6 @@ impl<'c, 'a> Parts<'c, 'a> {
             Content::Bytes(bytes) => bytes,
         };
         let size = bytes.len() as u64;
-        let extension = name.rsplit_once('.').map(|(_, e)| e);
         let tail = &bytes[bytes.len().saturating_sub(256 << 10)..];
         let Some(format) = detect_format(&bytes, tail, extension) else {
             return render::Outcome::NotRead;
