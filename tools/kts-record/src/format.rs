@@ -16,11 +16,11 @@ pub enum Format {
     Xlsx,
     Xls,
     Ods,
-    /// One e-mail message (RFC 822 / MIME).
+    // One e-mail message (RFC 822 / MIME).
     Eml,
-    /// A mailbox: messages one after another, each opened by a `From ` line.
+    // A mailbox: messages one after another, each opened by a `From ` line.
     Mbox,
-    /// An Outlook message: a compound file of MAPI property streams.
+    // An Outlook message: a compound file of MAPI property streams.
     Msg,
 }
 

@@ -202,7 +202,8 @@ impl<'c, 'a> Parts<'c, 'a> {
                     .as_deref()
                     .and_then(media_type_extension)
             });
-            let outcome = self.attachment(attachment.content, extension, &anchor, depth);
+            let outcome =
+                self.attachment(attachment.content, attachment.size, extension, &anchor, depth);
             listed.push(render::AttachmentLine {
                 name,
                 media_type: attachment.media_type,
@@ -254,16 +255,16 @@ impl<'c, 'a> Parts<'c, 'a> {
     fn attachment(
         &mut self,
         content: Content,
+        size: u64,
         extension: Option<&str>,
         anchor: &str,
         depth: usize,
     ) -> render::Outcome {
         let bytes = match content {
-            Content::Message(mail) => return self.nested(*mail, anchor, depth),
+            Content::Message(mail) => return self.nested(*mail, size, anchor, depth),
             Content::TooDeep => return self.too_deep(anchor),
             Content::Bytes(bytes) => bytes,
         };
-        let size = bytes.len() as u64;
         let tail = &bytes[bytes.len().saturating_sub(256 << 10)..];
         let Some(format) = detect_format(&bytes, tail, extension) else {
             return render::Outcome::NotRead;
@@ -291,7 +292,7 @@ impl<'c, 'a> Parts<'c, 'a> {
         };
         match nested {
             Ok(_) if !within_nesting(depth + 1) => self.too_deep(anchor),
-            Ok(mail) => self.nested(mail, anchor, depth),
+            Ok(mail) => self.nested(mail, size, anchor, depth),
             Err(e) => self.failed(anchor, size, e),
         }
     }
@@ -327,14 +328,14 @@ impl<'c, 'a> Parts<'c, 'a> {
 
     /// An attached message of a message at `depth`: a part of its own,
     /// followed by its attachments.
-    fn nested(&mut self, mail: Mail, anchor: &str, depth: usize) -> render::Outcome {
+    fn nested(&mut self, mail: Mail, size: u64, anchor: &str, depth: usize) -> render::Outcome {
         let at = self.found.len();
         let converted = self.message(mail, &format!("{anchor}#"), depth + 1);
         self.found.insert(
             at,
             Part {
                 anchor: anchor.into(),
-                size: converted.markdown.len() as u64,
+                size,
                 converted: Ok(PartDocument {
                     format: Format::Eml,
                     converted,
