@@ -243,8 +243,14 @@ fn indexed(scope: &Path) -> (Vec<String>, usize) {
         .unwrap();
     let folders = std::fs::read_dir(scope.join(".kts/documents"))
         .map(|dir| {
-            dir.filter(|e| !e.as_ref().unwrap().file_name().to_string_lossy().starts_with('.'))
-                .count()
+            dir.filter(|e| {
+                !e.as_ref()
+                    .unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .starts_with('.')
+            })
+            .count()
         })
         .unwrap_or(0);
     (paths, folders)
@@ -301,7 +307,8 @@ fn an_attachment_leaves_the_index_with_its_message_or_when_the_message_drops_it(
     );
     let hits = records(&kts_tests::succeeded(kts_tests::shell(&search)));
     assert!(
-        hits.iter().all(|h| h["path"] != "census.eml#attachment/census.md"),
+        hits.iter()
+            .all(|h| h["path"] != "census.eml#attachment/census.md"),
         "{hits:?}"
     );
 
@@ -318,7 +325,11 @@ fn an_attachment_leaves_the_index_with_its_message_or_when_the_message_drops_it(
 fn deleting_a_file_leaves_a_folder_whose_name_only_starts_like_its_parts() {
     let scope = tempfile::tempdir().unwrap();
     let dir = scope.path().display();
-    std::fs::write(scope.path().join("C"), "From: a@example.com\nSubject: C\n\nA mail.\n").unwrap();
+    std::fs::write(
+        scope.path().join("C"),
+        "From: a@example.com\nSubject: C\n\nA mail.\n",
+    )
+    .unwrap();
     std::fs::create_dir(scope.path().join("C#notes")).unwrap();
     std::fs::write(scope.path().join("C#notes/a.md"), "# A\n\nNotes.\n").unwrap();
     let index = format!("kts-crawl {dir} | kts-convert | kts-chunk | kts-index {dir}");

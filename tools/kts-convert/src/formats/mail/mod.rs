@@ -202,8 +202,13 @@ impl<'c, 'a> Parts<'c, 'a> {
                     .as_deref()
                     .and_then(media_type_extension)
             });
-            let outcome =
-                self.attachment(attachment.content, attachment.size, extension, &anchor, depth);
+            let outcome = self.attachment(
+                attachment.content,
+                attachment.size,
+                extension,
+                &anchor,
+                depth,
+            );
             listed.push(render::AttachmentLine {
                 name,
                 media_type: attachment.media_type,
