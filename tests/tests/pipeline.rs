@@ -89,7 +89,7 @@ fn the_readme_pipeline_turns_the_demo_scope_into_valid_chunks() {
         .collect();
     let formats: Vec<&str> = docs.iter().map(|d| d["format"].as_str().unwrap()).collect();
     for format in [
-        "md", "txt", "html", "json", "docx", "pptx", "pdf", "csv", "xlsx",
+        "md", "txt", "html", "json", "docx", "pptx", "pdf", "csv", "xlsx", "eml",
     ] {
         assert!(
             formats.contains(&format),
@@ -224,9 +224,123 @@ fn a_damaged_file_is_reported_and_the_rest_is_indexed() {
             .iter()
             .filter(|r| r["schema"] == "kts.doc/1")
             .count(),
-        crawled - 1,
-        "every other document is converted"
+        crawled - 1 + 1,
+        "every other document is converted, and the demo e-mail's attachment"
     );
+}
+
+/// The paths of the documents in a scope's index, and the folders under
+/// `.kts/documents/` (one per stored document).
+fn indexed(scope: &Path) -> (Vec<String>, usize) {
+    let store = kts_store::Store::open_read(scope).unwrap();
+    let paths = store
+        .connection()
+        .prepare("SELECT path FROM documents ORDER BY path")
+        .unwrap()
+        .query_map([], |r| r.get::<_, String>(0))
+        .unwrap()
+        .collect::<Result<Vec<_>, _>>()
+        .unwrap();
+    let folders = std::fs::read_dir(scope.join(".kts/documents"))
+        .map(|dir| {
+            dir.filter(|e| {
+                !e.as_ref()
+                    .unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .starts_with('.')
+            })
+            .count()
+        })
+        .unwrap_or(0);
+    (paths, folders)
+}
+
+#[test]
+fn an_attachment_leaves_the_index_with_its_message_or_when_the_message_drops_it() {
+    let scope = tempfile::tempdir().unwrap();
+    let dir = scope.path().display();
+    let mail = |with_attachment: bool| {
+        let mail = kts_sample::Email::new("Zebra census", "a@example.com", "b@example.com")
+            .text("The census notes are attached.");
+        let mail = if with_attachment {
+            mail.attach(
+                "census.md",
+                "text/markdown",
+                b"# Census notes\n\nWe counted 41 zebras at the waterhole.\n".to_vec(),
+            )
+        } else {
+            mail
+        };
+        mail.to_bytes()
+    };
+    std::fs::write(scope.path().join("note.md"), "# Note\n\nNo zebras here.\n").unwrap();
+    std::fs::write(scope.path().join("census.eml"), mail(true)).unwrap();
+    let index = format!("kts-crawl {dir} | kts-convert | kts-chunk | kts-index {dir}");
+    let search = format!("kts-query {dir} 'zebras waterhole' --mode bm25 --top-k 5");
+
+    kts_tests::succeeded(kts_tests::shell(&index));
+    assert_eq!(
+        indexed(scope.path()),
+        (
+            vec![
+                "census.eml".to_string(),
+                "census.eml#attachment/census.md".into(),
+                "note.md".into()
+            ],
+            3
+        )
+    );
+    let hits = records(&kts_tests::succeeded(kts_tests::shell(&search)));
+    assert_eq!(hits[0]["path"], "census.eml#attachment/census.md");
+
+    // Unchanged: nothing is deleted, the attachment stays.
+    kts_tests::succeeded(kts_tests::shell(&index));
+    assert_eq!(indexed(scope.path()).0.len(), 3);
+
+    // The message changes and no longer has the attachment.
+    std::fs::write(scope.path().join("census.eml"), mail(false)).unwrap();
+    kts_tests::succeeded(kts_tests::shell(&index));
+    assert_eq!(
+        indexed(scope.path()),
+        (vec!["census.eml".to_string(), "note.md".into()], 2)
+    );
+    let hits = records(&kts_tests::succeeded(kts_tests::shell(&search)));
+    assert!(
+        hits.iter()
+            .all(|h| h["path"] != "census.eml#attachment/census.md"),
+        "{hits:?}"
+    );
+
+    // The message is deleted: nothing of it is left.
+    std::fs::write(scope.path().join("census.eml"), mail(true)).unwrap();
+    kts_tests::succeeded(kts_tests::shell(&index));
+    assert_eq!(indexed(scope.path()).0.len(), 3);
+    std::fs::remove_file(scope.path().join("census.eml")).unwrap();
+    kts_tests::succeeded(kts_tests::shell(&index));
+    assert_eq!(indexed(scope.path()), (vec!["note.md".to_string()], 1));
+}
+
+#[test]
+fn deleting_a_file_leaves_a_folder_whose_name_only_starts_like_its_parts() {
+    let scope = tempfile::tempdir().unwrap();
+    let dir = scope.path().display();
+    std::fs::write(
+        scope.path().join("C"),
+        "From: a@example.com\nSubject: C\n\nA mail.\n",
+    )
+    .unwrap();
+    std::fs::create_dir(scope.path().join("C#notes")).unwrap();
+    std::fs::write(scope.path().join("C#notes/a.md"), "# A\n\nNotes.\n").unwrap();
+    let index = format!("kts-crawl {dir} | kts-convert | kts-chunk | kts-index {dir}");
+    kts_tests::succeeded(kts_tests::shell(&index));
+    assert_eq!(
+        indexed(scope.path()).0,
+        ["C".to_string(), "C#notes/a.md".into()]
+    );
+    std::fs::remove_file(scope.path().join("C")).unwrap();
+    kts_tests::succeeded(kts_tests::shell(&index));
+    assert_eq!(indexed(scope.path()).0, ["C#notes/a.md".to_string()]);
 }
 
 #[test]

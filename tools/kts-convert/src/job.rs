@@ -13,9 +13,9 @@ use kts_record::scope_path::{self, ResolveError};
 use kts_record::{DocRecord, ErrorCode, ErrorRecord, FileRecord, detect_format};
 use serde_json::Value;
 
-use crate::formats::{self, Context, ConvertError, Converted};
+use crate::formats::{self, Context, ConvertError, Converted, Part};
 use crate::images::{Image, ImageSink};
-use crate::{Settings, metadata, store};
+use crate::{Settings, metadata, parts, store};
 
 const TOOL: &str = "kts-convert";
 /// Name of the threads that run one conversion each (see `quiet_panics_in_converters`).
@@ -52,7 +52,8 @@ pub fn run_in_order<R: Read + Send + 'static>(
     // even when one slow document holds back the ones after it.
     let (window_tx, window_rx) = bounded::<()>(threads * 8);
     let (job_tx, job_rx) = bounded::<(usize, Box<FileRecord>)>(threads * 2);
-    let (out_tx, out_rx) = unbounded::<(usize, Output)>();
+    // A file gives several outputs when documents are found inside it.
+    let (out_tx, out_rx) = unbounded::<(usize, Vec<Output>)>();
 
     let reader_out = out_tx.clone();
     let reading = std::thread::spawn(move || -> anyhow::Result<()> {
@@ -64,10 +65,14 @@ pub fn run_in_order<R: Read + Send + 'static>(
             }
             let sent = match crate::classify(item?, &at) {
                 Work::Convert(file) => job_tx.send((sequence, file)).is_ok(),
-                Work::Pass(value) => reader_out.send((sequence, Output::Pass(value))).is_ok(),
+                Work::Pass(value) => reader_out
+                    .send((sequence, vec![Output::Pass(value)]))
+                    .is_ok(),
                 Work::Reject(code, at, message) => {
                     let error = ErrorRecord::new(TOOL, &at, code, message);
-                    reader_out.send((sequence, Output::Failed(error))).is_ok()
+                    reader_out
+                        .send((sequence, vec![Output::Failed(error)]))
+                        .is_ok()
                 }
             };
             if !sent {
@@ -94,11 +99,13 @@ pub fn run_in_order<R: Read + Send + 'static>(
 
     let mut pending = BTreeMap::new();
     let mut next = 0;
-    'outputs: for (sequence, output) in out_rx {
-        pending.insert(sequence, output);
-        while let Some(output) = pending.remove(&next) {
-            if !emit(output)? {
-                break 'outputs;
+    'outputs: for (sequence, outputs) in out_rx {
+        pending.insert(sequence, outputs);
+        while let Some(outputs) = pending.remove(&next) {
+            for output in outputs {
+                if !emit(output)? {
+                    break 'outputs;
+                }
             }
             let _ = window_rx.recv();
             next += 1;
@@ -110,20 +117,21 @@ pub fn run_in_order<R: Read + Send + 'static>(
     }
 }
 
-/// Converts one file into a document record, or the error that says why not.
-fn convert_file(file: &FileRecord, settings: &Settings) -> Output {
+/// Converts one file into its document record and those of the documents
+/// inside it (each, or the file, an error record when it cannot be converted).
+fn convert_file(file: &FileRecord, settings: &Settings) -> Vec<Output> {
     match try_convert_file(file, settings) {
-        Ok(doc) => Output::Doc(Box::new(doc)),
-        Err(error) => Output::Failed(ErrorRecord::new(
+        Ok(outputs) => outputs,
+        Err(error) => vec![Output::Failed(ErrorRecord::new(
             TOOL,
             &file.path,
             error.code,
             error.message,
-        )),
+        ))],
     }
 }
 
-fn try_convert_file(file: &FileRecord, settings: &Settings) -> Result<DocRecord, ConvertError> {
+fn try_convert_file(file: &FileRecord, settings: &Settings) -> Result<Vec<Output>, ConvertError> {
     let root = scope_root(file, settings);
     let file = &FileRecord {
         path: scope_path::normalize(&file.path)
@@ -136,9 +144,9 @@ fn try_convert_file(file: &FileRecord, settings: &Settings) -> Result<DocRecord,
     })?;
     let doc_id = scope_path::doc_id(&file.path);
     if settings.use_store
-        && let Some(doc) = store::cached(&root, &doc_id, &file.sha256)
+        && let Some(outputs) = cached(&root, &doc_id, &file.sha256)
     {
-        return Ok(doc);
+        return Ok(outputs);
     }
     let bytes = std::fs::read(&full_path).map_err(|e| {
         ConvertError::new(
@@ -157,20 +165,58 @@ fn try_convert_file(file: &FileRecord, settings: &Settings) -> Result<DocRecord,
             "not a document format kts converts (judged by its content)",
         )
     })?;
-    let (converted, images) = convert_guarded(format, bytes, settings)?;
+    let (converted, found, images) = convert_guarded(format, bytes, settings)?;
     let mut doc = metadata::describe(file, &doc_id, format, converted, &images);
+    let mut outputs = vec![];
+    // Parts are stored before their file's document, so a stored file
+    // document means its parts are stored too (see `cached`).
+    for part in parts::describe(file, &mut doc, found) {
+        outputs.push(match part {
+            Ok((mut part, images)) => {
+                keep(&root, &mut part, &images, settings)?;
+                Output::Doc(Box::new(part))
+            }
+            Err(error) => Output::Failed(error),
+        });
+    }
+    keep(&root, &mut doc, &images, settings)?;
+    outputs.insert(0, Output::Doc(Box::new(doc)));
+    Ok(outputs)
+}
+
+/// Stores a converted document, or (with --no-store) drops its image links.
+fn keep(
+    root: &Path,
+    doc: &mut DocRecord,
+    images: &[Image],
+    settings: &Settings,
+) -> Result<(), ConvertError> {
     if settings.use_store {
-        store::save(&root, &doc, &images).map_err(|e| {
+        store::save(root, doc, images).map_err(|e| {
             ConvertError::new(
                 ErrorCode::Io,
                 format!("cannot store the converted document: {e:#}"),
             )
-        })?;
+        })
     } else {
         // Nothing is written, so there are no stored image files to point at.
         doc.images.clear();
+        Ok(())
     }
-    Ok(doc)
+}
+
+/// A file's stored conversion with its parts', if every one of them was
+/// made from the same bytes by this converter revision.
+fn cached(root: &Path, doc_id: &str, source_sha256: &str) -> Option<Vec<Output>> {
+    let doc = store::cached(root, doc_id, source_sha256)?;
+    let mut outputs = Vec::new();
+    for path in parts::listed(&doc) {
+        let part = store::cached(root, &scope_path::doc_id(path), source_sha256)?;
+        outputs.push(Output::Doc(Box::new(part)));
+    }
+    outputs.extend(parts::listed_errors(&doc).into_iter().map(Output::Failed));
+    outputs.insert(0, Output::Doc(Box::new(doc)));
+    Some(outputs)
 }
 
 fn scope_root(file: &FileRecord, settings: &Settings) -> PathBuf {
@@ -188,7 +234,7 @@ fn convert_guarded(
     format: kts_record::Format,
     bytes: Vec<u8>,
     settings: &Settings,
-) -> Result<(Converted, Vec<Image>), ConvertError> {
+) -> Result<(Converted, Vec<Part>, Vec<Image>), ConvertError> {
     let (done_tx, done_rx) = bounded(1);
     let limits = settings.limits.clone();
     let spawned = std::thread::Builder::new()
@@ -197,7 +243,7 @@ fn convert_guarded(
         .spawn(move || {
             let result = catch_unwind(AssertUnwindSafe(|| {
                 let mut images = ImageSink::default();
-                let converted = formats::convert(
+                let converted = formats::convert_with_parts(
                     format,
                     &bytes,
                     &mut Context {
@@ -205,7 +251,7 @@ fn convert_guarded(
                         images: &mut images,
                     },
                 );
-                converted.map(|c| (c, images.into_images()))
+                converted.map(|(c, parts)| (c, parts, images.into_images()))
             }));
             let _ = done_tx.send(result);
         });

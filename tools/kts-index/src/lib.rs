@@ -19,7 +19,11 @@ Reads the stream on stdin: each kts.doc/1 record followed by its kts.chunk/1
 records (with embeddings when kts-embed ran), kts.file/1 records with status
 \"deleted\", and kts.error/1 records. Writes DIR/.kts/kts.db: a document whose
 content and chunks are unchanged is left alone, others replace their old
-version, deleted ones are removed. Chunks whose kts.doc/1 never came are
+version, deleted ones are removed. Documents found inside a file (an
+e-mail's attachments at FILE#attachment/NAME, a mailbox's messages at
+FILE#message/N) go with it: those the file's kts.doc/1 no longer lists in
+metadata.parts are removed, and all of them when the file is deleted.
+Chunks whose kts.doc/1 never came are
 indexed under a minimal document. Chunks without embeddings are indexed for
 keyword search only. Writes are committed in batches; a document is always
 whole or absent, and a killed run leaves the last batch committed.
@@ -169,6 +173,10 @@ struct Pending {
     chunks: Vec<ChunkRow>,
     /// A record of this document was rejected: it is not applied.
     poisoned: bool,
+    /// For a file's own kts.doc/1: the paths of the documents found inside
+    /// it (`metadata.parts`), which are all it keeps. `None` for a part, and
+    /// for a document known only from its chunks.
+    parts: Option<Vec<String>>,
 }
 
 struct Indexer<'a> {
@@ -305,6 +313,7 @@ impl<'a> Indexer<'a> {
                     self.summary.deleted += 1;
                     self.count_document()?;
                 }
+                self.delete_parts(&path, &[])?;
             }
             Ok(_) => {}
             Err(e) => self.reject(at, ErrorCode::BadRecord, &e.to_string()),
@@ -344,6 +353,15 @@ impl<'a> Indexer<'a> {
         Ok(())
     }
 
+    /// Deletes the parts of the file at `path` that are not in `keep`.
+    fn delete_parts(&mut self, path: &str, keep: &[String]) -> anyhow::Result<()> {
+        for _ in 0..self.store.delete_parts_of(path, keep)? {
+            self.summary.deleted += 1;
+            self.count_document()?;
+        }
+        Ok(())
+    }
+
     fn flush_pending(&mut self) -> anyhow::Result<()> {
         let Some(pending) = self.pending.take() else {
             return Ok(());
@@ -366,7 +384,11 @@ impl<'a> Indexer<'a> {
                 return Ok(());
             }
         }
-        self.count_document()
+        self.count_document()?;
+        if let Some(parts) = &pending.parts {
+            self.delete_parts(&pending.doc.path, parts)?;
+        }
+        Ok(())
     }
 
     /// Commits when the batch is full or old enough.
@@ -394,6 +416,15 @@ impl Pending {
         let format = serde_json::to_value(doc.format)
             .ok()
             .and_then(|v| v.as_str().map(String::from));
+        let parts = (!doc.metadata.contains_key("parent")).then(|| {
+            doc.metadata
+                .get("parts")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(|p| p.as_str().map(String::from))
+                .collect()
+        });
         Self {
             doc: DocumentRow {
                 doc_id: doc.doc_id,
@@ -406,6 +437,7 @@ impl Pending {
             },
             chunks: Vec::new(),
             poisoned: false,
+            parts,
         }
     }
 
@@ -421,6 +453,7 @@ impl Pending {
             },
             chunks: Vec::new(),
             poisoned: false,
+            parts: None,
         }
     }
 }

@@ -16,6 +16,12 @@ pub enum Format {
     Xlsx,
     Xls,
     Ods,
+    // One e-mail message (RFC 822 / MIME).
+    Eml,
+    // A mailbox: messages one after another, each opened by a `From ` line.
+    Mbox,
+    // An Outlook message: a compound file of MAPI property streams.
+    Msg,
 }
 
 impl Format {
@@ -32,6 +38,9 @@ impl Format {
             Self::Xlsx => "xlsx",
             Self::Xls => "xls",
             Self::Ods => "ods",
+            Self::Eml => "eml",
+            Self::Mbox => "mbox",
+            Self::Msg => "msg",
         }
     }
 
@@ -49,6 +58,9 @@ impl Format {
             "xlsx" | "xlsm" => Self::Xlsx,
             "xls" => Self::Xls,
             "ods" => Self::Ods,
+            "eml" => Self::Eml,
+            "mbox" | "mbx" => Self::Mbox,
+            "msg" => Self::Msg,
             _ => return None,
         })
     }
@@ -60,8 +72,11 @@ enum Magic {
     Pdf,
     /// A zip package: which Office part it holds, if any.
     Zip(Option<Format>),
-    /// An OLE compound file: legacy Office, or an encrypted OOXML package.
-    Compound,
+    /// An OLE compound file: legacy Office, an encrypted OOXML package, or
+    /// an Outlook message (when its directory names property streams).
+    Compound {
+        outlook: bool,
+    },
     Binary,
     Text,
 }
@@ -94,7 +109,9 @@ fn sniff(head: &[u8], zip_names: &[u8]) -> Magic {
         return Magic::Zip(office);
     }
     if head.starts_with(&[0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1]) {
-        return Magic::Compound;
+        return Magic::Compound {
+            outlook: contains(zip_names, OUTLOOK_STREAM_PREFIX),
+        };
     }
     let sample = &head[..head.len().min(8192)];
     let utf16 = sample.starts_with(&[0xFF, 0xFE]) || sample.starts_with(&[0xFE, 0xFF]);
@@ -111,6 +128,10 @@ fn sniff(head: &[u8], zip_names: &[u8]) -> Magic {
     }
     Magic::Text
 }
+
+/// `__substg1.0_` in UTF-16LE, as a compound file's directory spells the
+/// names of an Outlook message's property streams.
+const OUTLOOK_STREAM_PREFIX: &[u8] = b"_\0_\0s\0u\0b\0s\0t\0g\x001\0.\x000\0_\0";
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     haystack.windows(needle.len()).any(|w| w == needle)
@@ -129,21 +150,23 @@ pub fn detect_format(head: &[u8], tail: &[u8], extension: Option<&str>) -> Optio
     match sniff(head, &names) {
         Magic::Pdf => Some(Format::Pdf),
         Magic::Zip(Some(office)) => Some(office),
-        Magic::Zip(None) | Magic::Compound | Magic::Binary => by_extension.filter(|f| {
-            matches!(
-                f,
-                Format::Docx
-                    | Format::Pptx
-                    | Format::Pdf
-                    | Format::Xlsx
-                    | Format::Xls
-                    | Format::Ods
-            )
-        }),
+        // A legacy Office extension keeps its format: a workbook may embed a message.
+        Magic::Compound { outlook: true } if !by_extension.is_some_and(is_office) => {
+            Some(Format::Msg)
+        }
+        Magic::Zip(None) | Magic::Compound { .. } | Magic::Binary => {
+            by_extension.filter(|&f| is_office(f) || f == Format::Msg)
+        }
         Magic::Text => match by_extension {
-            Some(Format::Md | Format::Txt | Format::Html | Format::Json | Format::Csv) => {
-                by_extension
-            }
+            Some(
+                Format::Md
+                | Format::Txt
+                | Format::Html
+                | Format::Json
+                | Format::Csv
+                | Format::Eml
+                | Format::Mbox,
+            ) => by_extension,
             // A binary format's extension on text content: let the converter report it.
             Some(binary) => Some(binary),
             None => sniff_text(head),
@@ -151,15 +174,66 @@ pub fn detect_format(head: &[u8], tail: &[u8], extension: Option<&str>) -> Optio
     }
 }
 
-/// Recognises HTML and JSON by their opening, for files without a telling extension.
+fn is_office(format: Format) -> bool {
+    matches!(
+        format,
+        Format::Docx | Format::Pptx | Format::Pdf | Format::Xlsx | Format::Xls | Format::Ods
+    )
+}
+
+/// Recognises HTML, mailboxes and e-mail messages by their opening, for files
+/// without a telling extension.
 fn sniff_text(head: &[u8]) -> Option<Format> {
-    let text = String::from_utf8_lossy(&head[..head.len().min(1024)]).to_ascii_lowercase();
-    let start = text.trim_start_matches('\u{feff}').trim_start();
+    let text = String::from_utf8_lossy(&head[..head.len().min(4096)]);
+    let lower = text.to_ascii_lowercase();
+    let start = lower.trim_start_matches('\u{feff}').trim_start();
     if start.starts_with("<!doctype html") || start.starts_with("<html") {
         Some(Format::Html)
+    } else if text.starts_with("From ") && starts_with_mail_headers(text.split_once('\n')?.1) {
+        Some(Format::Mbox)
+    } else if starts_with_mail_headers(&text) {
+        Some(Format::Eml)
     } else {
         None
     }
+}
+
+/// Whether `text` opens with an RFC 822 header block naming at least two of
+/// the fields every mail carries (one `Key: value` line is too common in
+/// plain notes to count).
+fn starts_with_mail_headers(text: &str) -> bool {
+    const MAIL_FIELDS: [&str; 8] = [
+        "from",
+        "to",
+        "subject",
+        "date",
+        "message-id",
+        "received",
+        "mime-version",
+        "return-path",
+    ];
+    let mut fields = 0;
+    for line in text.lines() {
+        let line = line.trim_end_matches('\r');
+        if line.is_empty() {
+            break;
+        }
+        if line.starts_with([' ', '\t']) {
+            continue; // a folded header line
+        }
+        let Some((name, _)) = line.split_once(':') else {
+            return false;
+        };
+        let is_field_name =
+            !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
+        if !is_field_name {
+            return false;
+        }
+        if MAIL_FIELDS.contains(&name.to_ascii_lowercase().as_str()) {
+            fields += 1;
+        }
+    }
+    fields >= 2
 }
 
 /// A spreadsheet cell's name, `B2` for (row 1, column 1), counted from 0.
@@ -236,5 +310,33 @@ mod tests {
         );
         let ods = b"PK\x03\x04........mimetypeapplication/vnd.oasis.opendocument.spreadsheetPK";
         assert_eq!(detect_format(ods, b"", None), Some(Format::Ods));
+    }
+
+    #[test]
+    fn mail_is_told_by_its_headers_and_outlook_messages_by_their_streams() {
+        let eml = b"Received: by mx\r\nFrom: a@example.com\r\nSubject: Hi\r\n\r\nBody";
+        assert_eq!(detect_format(eml, b"", None), Some(Format::Eml));
+        assert_eq!(detect_format(eml, b"", Some("eml")), Some(Format::Eml));
+        assert_eq!(detect_format(eml, b"", Some("txt")), Some(Format::Txt));
+        let mbox = b"From a@example.com Thu Jan  1 00:00:00 2026\nFrom: a@example.com\nTo: b@example.com\n\nHi\n";
+        assert_eq!(detect_format(mbox, b"", None), Some(Format::Mbox));
+        assert_eq!(
+            detect_format(b"Note: buy milk\nand bread", b"", None),
+            None,
+            "one header-like line is not a mail"
+        );
+        assert_eq!(detect_format(b"From here on\nwe walk", b"", None), None);
+
+        let ole = [0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1, 0];
+        let mut msg = ole.to_vec();
+        msg.extend_from_slice(OUTLOOK_STREAM_PREFIX);
+        assert_eq!(detect_format(&msg, b"", None), Some(Format::Msg));
+        assert_eq!(detect_format(&msg, b"", Some("xls")), Some(Format::Xls));
+        assert_eq!(detect_format(&ole, b"", Some("msg")), Some(Format::Msg));
+        assert_eq!(
+            detect_format(&ole, b"", None),
+            None,
+            "a compound file without property streams is not a message"
+        );
     }
 }

@@ -87,7 +87,9 @@ pub struct DocRecord {
     #[schemars(regex(pattern = r"^[0-9a-f]{16}$"))]
     pub doc_id: String,
     /// Path relative to the scope root, `/`-separated; never absolute, never
-    /// leaving the scope through `..`, never inside `.kts/`.
+    /// leaving the scope through `..`, never inside `.kts/`. A document found
+    /// inside a file has the file's path, `#`, and where it sits in the file:
+    /// `mail.eml#attachment/report.pdf`, `box.mbox#message/3`.
     pub path: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub root: Option<String>,
@@ -102,6 +104,10 @@ pub struct DocRecord {
     #[serde(default)]
     pub images: Vec<ImageRef>,
     /// Free-form metadata: dates, keywords, author, pages, source_sha256, ...
+    /// A document found inside a file names the file's path in `parent`; the
+    /// file's own document lists their paths in `parts` (and those that could
+    /// not be converted in `part_errors`: path, code, message). kts-index
+    /// removes the documents a file no longer lists, and all with the file.
     #[serde(default)]
     pub metadata: Map<String, Value>,
 }

@@ -7,7 +7,9 @@ use anyhow::Context;
 
 use kts_record::ErrorCode;
 
-use crate::{Block, Cell, Comment, CsvDialect, Format, Outline, Sheet, render, to_csv, to_xlsx};
+use crate::{
+    Block, Cell, Comment, CsvDialect, Email, Format, Outline, Sheet, render, to_csv, to_xlsx,
+};
 
 /// (file name, format, Markdown source) of every demo file.
 pub const DEMO_FILES: [(&str, Format, &str); 7] = [
@@ -46,6 +48,39 @@ pub const DEMO_FILES: [(&str, Format, &str); 7] = [
 
 /// The demo's table files, written from rows rather than from an outline.
 pub const DEMO_TABLE_FILES: [&str; 2] = ["file-formats.csv", "error-codes.xlsx"];
+
+/// The demo's e-mail: a message with a guide of its own attached (a docx).
+pub const DEMO_MAIL_FILES: [&str; 1] = ["e-mail-support-announcement.eml"];
+
+fn announcement_eml() -> anyhow::Result<Vec<u8>> {
+    let guide = render(
+        &Outline::from_markdown(include_str!("../docs/mail.md")),
+        Format::Docx,
+    )?;
+    let text = "Hello everyone,\n\n\
+        kts now reads saved e-mail: .eml messages, .mbox mailboxes and Outlook .msg files. \
+        Attachments are searchable as documents of their own.\n\n\
+        The attached guide explains how messages and attachments are kept up to date in the index.\n\n\
+        The documentation team";
+    let html = "<p>Hello everyone,</p>\
+        <p>kts now reads saved e-mail: <b>.eml</b> messages, <b>.mbox</b> mailboxes and Outlook \
+        <b>.msg</b> files. Attachments are searchable as documents of their own.</p>\
+        <p>The attached guide explains how messages and attachments are kept up to date in the index.</p>\
+        <p>The documentation team</p>";
+    Ok(Email::new(
+        "E-mail is searchable now",
+        "Documentation Team <docs@kts.example>",
+        "All Users <users@kts.example>",
+    )
+    .text(text)
+    .html(html)
+    .attach(
+        "searching-e-mail.docx",
+        "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+        guide,
+    )
+    .to_bytes())
+}
 
 /// The formats kts reads, as a semicolon-separated export (as a spreadsheet
 /// set to a European locale writes it), with a quoted field holding the delimiter.
@@ -131,7 +166,9 @@ pub fn write_demo(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
         written.push(path);
     }
     let tables = [file_formats_csv(), error_codes_xlsx()?];
-    for (name, bytes) in DEMO_TABLE_FILES.iter().zip(tables) {
+    let mails = [announcement_eml()?];
+    let written_whole = DEMO_TABLE_FILES.iter().zip(tables);
+    for (name, bytes) in written_whole.chain(DEMO_MAIL_FILES.iter().zip(mails)) {
         let path = dir.join(name);
         std::fs::write(&path, bytes).with_context(|| format!("cannot write {}", path.display()))?;
         written.push(path);

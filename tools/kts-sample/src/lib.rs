@@ -3,7 +3,8 @@
 //! Tests build an [`Outline`] (by hand or with [`Outline::from_markdown`]) and
 //! render it with [`to_markdown`], [`to_text`], [`to_html`], [`to_json`],
 //! [`to_docx`], [`to_pptx`] or [`to_pdf`] (or [`render`] with a [`Format`]);
-//! tables (rows of cells) are written with [`to_csv`] and [`to_xlsx`];
+//! tables (rows of cells) are written with [`to_csv`] and [`to_xlsx`],
+//! e-mail with [`Email`] and [`to_mbox`];
 //! [`damage`] makes broken and hostile copies; [`tiny_png`] makes images.
 //! Every writer is deterministic: the same outline gives the same bytes.
 //!
@@ -13,6 +14,7 @@
 pub mod damage;
 mod demo;
 mod docx;
+mod eml;
 mod html;
 mod json;
 mod outline;
@@ -28,8 +30,9 @@ mod xml;
 
 use std::path::PathBuf;
 
-pub use demo::{DEMO_FILES, DEMO_TABLE_FILES, write_demo};
+pub use demo::{DEMO_FILES, DEMO_MAIL_FILES, DEMO_TABLE_FILES, write_demo};
 pub use docx::to_docx;
+pub use eml::{Email, EmailAttachment, to_mbox};
 pub use html::to_html;
 pub use json::to_json;
 pub use outline::{Block, Outline};
@@ -69,6 +72,10 @@ pub fn render(outline: &Outline, format: Format) -> anyhow::Result<Vec<u8>> {
             "{} holds rows, not an outline: write it with to_csv or to_xlsx",
             format.as_str()
         ),
+        Format::Eml | Format::Mbox | Format::Msg => anyhow::bail!(
+            "{} holds messages, not an outline: write one with Email",
+            format.as_str()
+        ),
     })
 }
 
@@ -77,8 +84,8 @@ Example:
   kts-sample sample && kts-crawl sample | kts-convert | kts-chunk | head
 
 Writes kts's own documentation as .md, .txt, .html, .json, .docx, .pptx and
-.pdf files, and tables about kts as .csv and .xlsx, into DIR (created if needed), one
-line per file on stderr.";
+.pdf files, tables about kts as .csv and .xlsx, and an e-mail (.eml) with a
+.docx attached, into DIR (created if needed), one line per file on stderr.";
 
 /// Write a demo scope: kts's own documentation in every format kts reads.
 #[derive(clap::Parser, Debug)]

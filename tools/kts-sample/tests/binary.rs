@@ -2,7 +2,7 @@ mod common;
 
 use std::process::Command;
 
-use kts_sample::{Block, DEMO_FILES, DEMO_TABLE_FILES, Format, Outline};
+use kts_sample::{Block, DEMO_FILES, DEMO_MAIL_FILES, DEMO_TABLE_FILES, Format, Outline};
 
 #[test]
 fn writes_every_format_and_reports_on_stderr() {
@@ -21,9 +21,9 @@ fn writes_every_format_and_reports_on_stderr() {
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert_eq!(
         stderr.lines().count(),
-        DEMO_FILES.len() + DEMO_TABLE_FILES.len()
+        DEMO_FILES.len() + DEMO_TABLE_FILES.len() + DEMO_MAIL_FILES.len()
     );
-    for name in DEMO_TABLE_FILES {
+    for name in DEMO_TABLE_FILES.iter().chain(&DEMO_MAIL_FILES) {
         assert!(target.join(name).is_file(), "{name} was not written");
     }
     assert!(stderr.lines().all(|l| l.starts_with("kts-sample: ")));

@@ -239,12 +239,15 @@ impl Store {
         Ok(types)
     }
 
-    /// Every stored document's path with its `source_sha256` and format: what
-    /// the index holds, for telling which files need work.
+    /// Every stored file's path with its `source_sha256` and format: what
+    /// the index holds, for telling which files need work. Documents found
+    /// inside a file (with a `metadata.parent`) have no file of their own and
+    /// are left out.
     pub fn indexed_sources(&self) -> anyhow::Result<Vec<IndexedSource>> {
-        let mut statement = self
-            .conn
-            .prepare("SELECT path, source_sha256, format FROM documents")?;
+        let mut statement = self.conn.prepare(
+            "SELECT path, source_sha256, format FROM documents
+             WHERE json_extract(metadata, '$.parent') IS NULL",
+        )?;
         let rows = statement.query_map([], |r| {
             Ok(IndexedSource {
                 path: r.get(0)?,

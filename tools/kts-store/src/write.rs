@@ -294,6 +294,31 @@ impl Store {
         Ok(deleted)
     }
 
+    /// Deletes the documents found inside the file at `path` (an e-mail's
+    /// attachments, a mailbox's messages: paths `path#...` whose
+    /// `metadata.parent` is `path`), except those whose paths are in `keep`.
+    /// Returns how many it deleted.
+    pub fn delete_parts_of(&mut self, path: &str, keep: &[String]) -> anyhow::Result<usize> {
+        let parts: Vec<(String, String)> = self
+            .conn
+            .prepare_cached(
+                "SELECT doc_id, path FROM documents WHERE path >= ?1 AND path < ?2
+                 AND json_extract(metadata, '$.parent') = ?3",
+            )?
+            // Every path that starts with `path#` sorts from `path#` up to `path$`.
+            .query_map(params![format!("{path}#"), format!("{path}$"), path], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })?
+            .collect::<Result<_, _>>()?;
+        let mut deleted = 0;
+        for (doc_id, part_path) in parts {
+            if !keep.contains(&part_path) && self.delete_document(&doc_id)? {
+                deleted += 1;
+            }
+        }
+        Ok(deleted)
+    }
+
     fn doc_id_of_path(&self, path: &str) -> anyhow::Result<Option<String>> {
         Ok(self
             .conn

@@ -8,6 +8,7 @@ mod csv;
 mod docx;
 mod html;
 mod json;
+mod mail;
 mod ooxml;
 mod pdf;
 mod pptx;
@@ -20,7 +21,7 @@ mod xlsx_parts;
 use kts_record::{ErrorCode, Format};
 use serde_json::{Map, Value};
 
-use crate::images::ImageSink;
+use crate::images::{Image, ImageSink};
 
 /// Bounds that keep a hostile or broken file from exhausting memory or time.
 #[derive(Clone, Debug)]
@@ -53,6 +54,27 @@ pub struct Converted {
     pub title: Option<String>,
     /// Properties found in the file: author, created, modified, pages, slides, ...
     pub properties: Map<String, Value>,
+}
+
+/// A document inside a file (an e-mail's attachment, a mailbox's message),
+/// converted on its own. Its path is the file's path, `#`, and `anchor`.
+#[derive(Debug)]
+pub struct Part {
+    /// Where it sits in the file: `attachment/report.pdf`, `message/3`,
+    /// `message/3#attachment/report.pdf`. Every `/`-separated name in it is safe
+    /// as a path component (no `..`, `/`, `#`, control characters).
+    pub anchor: String,
+    /// Its size in bytes, as stored in the file (decoded).
+    pub size: u64,
+    pub converted: Result<PartDocument, ConvertError>,
+}
+
+/// A part converted to Markdown.
+#[derive(Debug)]
+pub struct PartDocument {
+    pub format: Format,
+    pub converted: Converted,
+    pub images: Vec<Image>,
 }
 
 /// Why a file could not be converted.
@@ -94,5 +116,22 @@ pub fn convert(format: Format, bytes: &[u8], ctx: &mut Context) -> Result<Conver
         Format::Xlsx => spreadsheet::xlsx(bytes, ctx.limits),
         Format::Xls => spreadsheet::xls(bytes, ctx.limits),
         Format::Ods => spreadsheet::ods(bytes, ctx.limits),
+        Format::Eml | Format::Mbox | Format::Msg => {
+            convert_with_parts(format, bytes, ctx).map(|(converted, _)| converted)
+        }
+    }
+}
+
+/// Converts a file's bytes, with the documents found inside it in reading order.
+pub fn convert_with_parts(
+    format: Format,
+    bytes: &[u8],
+    ctx: &mut Context,
+) -> Result<(Converted, Vec<Part>), ConvertError> {
+    match format {
+        Format::Eml => mail::eml(bytes, ctx),
+        Format::Mbox => mail::mbox(bytes, ctx),
+        Format::Msg => mail::msg(bytes, ctx),
+        _ => Ok((convert(format, bytes, ctx)?, Vec::new())),
     }
 }

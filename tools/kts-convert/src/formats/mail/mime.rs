@@ -1,0 +1,131 @@
+//! RFC 822 / MIME messages, read with mail-parser: encoded words (RFC 2047),
+//! charsets (through encoding_rs), quoted-printable and base64 are decoded
+//! there; this module picks out what a [`Mail`] holds.
+
+use mail_parser::{Address, Message, MessageParser, MimeHeaders, PartType};
+
+use super::{Attachment, Content, Mail, within_nesting};
+use crate::formats::ConvertError;
+
+/// Reads a message at `depth` (the file's own at 0).
+pub fn parse(bytes: &[u8], depth: usize) -> Result<Mail, ConvertError> {
+    let message = MessageParser::default()
+        .parse(bytes)
+        .filter(|m| !m.headers().is_empty())
+        .ok_or_else(|| ConvertError::corrupt("no e-mail header found at the start"))?;
+    Ok(read(&message, depth))
+}
+
+fn read(message: &Message, depth: usize) -> Mail {
+    let mut mail = Mail {
+        subject: message.subject().map(str::to_string),
+        from: addresses(message.from()),
+        to: addresses(message.to()),
+        cc: addresses(message.cc()),
+        date: message.date().map(|d| d.to_rfc3339()),
+        ..Mail::default()
+    };
+    // A text part whose boundary or encoding is broken is kept as body text:
+    // it is what a reader would still want to see.
+    let damaged = message
+        .attachments()
+        .filter(|part| part.is_encoding_problem && part.attachment_name().is_none());
+    let texts: Vec<&str> = message
+        .text_bodies()
+        .chain(damaged)
+        .filter_map(|part| match &part.body {
+            PartType::Text(text) => Some(text.as_ref()),
+            _ => None,
+        })
+        .collect();
+    if !texts.is_empty() {
+        mail.text_body = Some(texts.join("\n\n"));
+    }
+    let htmls: Vec<&str> = message
+        .html_bodies()
+        .filter_map(|part| match &part.body {
+            PartType::Html(html) => Some(html.as_ref()),
+            _ => None,
+        })
+        .collect();
+    if !htmls.is_empty() {
+        mail.html_body = Some(htmls.join("\n").into_bytes());
+    }
+    if message.parts.iter().any(|p| p.is_encoding_problem) {
+        mail.warnings.push(format!(
+            "{}: a MIME part is damaged (a broken boundary or encoding); its raw text is kept",
+            mail.subject.as_deref().unwrap_or("a message")
+        ));
+    }
+    for part in message.attachments() {
+        if part.is_encoding_problem
+            && part.attachment_name().is_none()
+            && matches!(part.body, PartType::Text(_))
+        {
+            continue; // kept as body text above
+        }
+        let content = match &part.body {
+            PartType::Message(nested) if within_nesting(depth + 1) => {
+                Content::Message(Box::new(read(nested, depth + 1)))
+            }
+            PartType::Message(_) => Content::TooDeep,
+            PartType::Multipart(_) => continue,
+            _ => Content::Bytes(part.contents().to_vec()),
+        };
+        mail.attachments.push(Attachment {
+            name: part.attachment_name().map(str::to_string),
+            media_type: part.content_type().map(|ct| match ct.subtype() {
+                Some(subtype) => format!("{}/{subtype}", ct.ctype()),
+                None => ct.ctype().to_string(),
+            }),
+            size: part.len() as u64,
+            content,
+        });
+    }
+    mail
+}
+
+/// `Name <address>` (or the bare address) for each address of a header.
+fn addresses(address: Option<&Address>) -> Vec<String> {
+    address
+        .into_iter()
+        .flat_map(|a| a.iter())
+        .filter_map(|addr| match (addr.name(), addr.address()) {
+            (Some(name), Some(address)) if name != address => Some(format!("{name} <{address}>")),
+            (_, Some(address)) => Some(address.to_string()),
+            (Some(name), None) => Some(name.to_string()),
+            (None, None) => None,
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn encoded_headers_charsets_and_transfer_encodings_are_decoded() {
+        let raw = "From: =?ISO-8859-1?Q?Andr=E9?= <andre@example.com>\r\n\
+                   To: a@example.com, \"Bea B\" <bea@example.com>\r\n\
+                   Subject: =?UTF-8?B?UXVhcnRhbHNiZXJpY2h0IMOEbmRlcnVuZw==?=\r\n\
+                   Date: Tue, 3 Mar 2026 10:00:00 +0100\r\n\
+                   MIME-Version: 1.0\r\n\
+                   Content-Type: text/plain; charset=iso-8859-1\r\n\
+                   Content-Transfer-Encoding: quoted-printable\r\n\r\n\
+                   Gr=FC=DFe aus M=FCnchen\r\n";
+        let mail = parse(raw.as_bytes(), 0).unwrap();
+        assert_eq!(mail.subject.as_deref(), Some("Quartalsbericht Änderung"));
+        assert_eq!(mail.from, ["André <andre@example.com>"]);
+        assert_eq!(mail.to, ["a@example.com", "Bea B <bea@example.com>"]);
+        assert_eq!(mail.date.as_deref(), Some("2026-03-03T10:00:00+01:00"));
+        assert_eq!(
+            mail.text_body.as_deref().map(str::trim),
+            Some("Grüße aus München")
+        );
+    }
+
+    #[test]
+    fn text_without_headers_is_not_a_message() {
+        assert!(parse(b"\r\n\r\njust text", 0).is_err());
+    }
+}
