@@ -16,6 +16,15 @@ pub enum Format {
     Xlsx,
     Xls,
     Ods,
+    // OpenDocument text and presentations.
+    Odt,
+    Odp,
+    Epub,
+    Rtf,
+    // WebVTT subtitles and transcripts.
+    Vtt,
+    // AsciiDoc: .adoc and .asciidoc.
+    Adoc,
 }
 
 impl Format {
@@ -32,6 +41,12 @@ impl Format {
             Self::Xlsx => "xlsx",
             Self::Xls => "xls",
             Self::Ods => "ods",
+            Self::Odt => "odt",
+            Self::Odp => "odp",
+            Self::Epub => "epub",
+            Self::Rtf => "rtf",
+            Self::Vtt => "vtt",
+            Self::Adoc => "adoc",
         }
     }
 
@@ -49,6 +64,12 @@ impl Format {
             "xlsx" | "xlsm" => Self::Xlsx,
             "xls" => Self::Xls,
             "ods" => Self::Ods,
+            "odt" | "ott" => Self::Odt,
+            "odp" | "otp" => Self::Odp,
+            "epub" => Self::Epub,
+            "rtf" => Self::Rtf,
+            "vtt" => Self::Vtt,
+            "adoc" | "asciidoc" => Self::Adoc,
             _ => return None,
         })
     }
@@ -83,13 +104,8 @@ fn sniff(head: &[u8], zip_names: &[u8]) -> Magic {
             Some(Format::Pptx)
         } else if contains(zip_names, b"xl/workbook.xml") {
             Some(Format::Xlsx)
-        } else if contains(
-            &head[..head.len().min(128)],
-            b"mimetypeapplication/vnd.oasis.opendocument.spreadsheet",
-        ) {
-            Some(Format::Ods)
         } else {
-            None
+            package_mimetype(head)
         };
         return Magic::Zip(office);
     }
@@ -110,6 +126,31 @@ fn sniff(head: &[u8], zip_names: &[u8]) -> Magic {
         return Magic::Binary;
     }
     Magic::Text
+}
+
+/// The format the `mimetype` entry names: ODF and EPUB store it first and
+/// uncompressed, so its content follows its name in the first bytes.
+fn package_mimetype(head: &[u8]) -> Option<Format> {
+    let start = &head[..head.len().min(128)];
+    let kinds = [
+        (
+            &b"mimetypeapplication/vnd.oasis.opendocument.spreadsheet"[..],
+            Format::Ods,
+        ),
+        (
+            b"mimetypeapplication/vnd.oasis.opendocument.text",
+            Format::Odt,
+        ),
+        (
+            b"mimetypeapplication/vnd.oasis.opendocument.presentation",
+            Format::Odp,
+        ),
+        (b"mimetypeapplication/epub+zip", Format::Epub),
+    ];
+    kinds
+        .iter()
+        .find(|(mimetype, _)| contains(start, mimetype))
+        .map(|(_, format)| *format)
 }
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
@@ -138,12 +179,25 @@ pub fn detect_format(head: &[u8], tail: &[u8], extension: Option<&str>) -> Optio
                     | Format::Xlsx
                     | Format::Xls
                     | Format::Ods
+                    | Format::Odt
+                    | Format::Odp
+                    | Format::Epub
             )
         }),
         Magic::Text => match by_extension {
-            Some(Format::Md | Format::Txt | Format::Html | Format::Json | Format::Csv) => {
-                by_extension
-            }
+            // RTF and WebVTT announce themselves: plain text is the only other
+            // extension such a file is commonly given.
+            None | Some(Format::Txt) if sniff_text(head).is_some() => sniff_text(head),
+            Some(
+                Format::Md
+                | Format::Txt
+                | Format::Html
+                | Format::Json
+                | Format::Csv
+                | Format::Rtf
+                | Format::Vtt
+                | Format::Adoc,
+            ) => by_extension,
             // A binary format's extension on text content: let the converter report it.
             Some(binary) => Some(binary),
             None => sniff_text(head),
@@ -151,12 +205,19 @@ pub fn detect_format(head: &[u8], tail: &[u8], extension: Option<&str>) -> Optio
     }
 }
 
-/// Recognises HTML and JSON by their opening, for files without a telling extension.
+/// Recognises HTML, RTF and WebVTT by their opening, for files without a
+/// telling extension.
 fn sniff_text(head: &[u8]) -> Option<Format> {
     let text = String::from_utf8_lossy(&head[..head.len().min(1024)]).to_ascii_lowercase();
     let start = text.trim_start_matches('\u{feff}').trim_start();
     if start.starts_with("<!doctype html") || start.starts_with("<html") {
         Some(Format::Html)
+    } else if start.starts_with("{\\rtf") {
+        Some(Format::Rtf)
+    } else if start.starts_with("webvtt")
+        && (start.len() == 6 || start[6..].starts_with(char::is_whitespace))
+    {
+        Some(Format::Vtt)
     } else {
         None
     }
@@ -236,5 +297,44 @@ mod tests {
         );
         let ods = b"PK\x03\x04........mimetypeapplication/vnd.oasis.opendocument.spreadsheetPK";
         assert_eq!(detect_format(ods, b"", None), Some(Format::Ods));
+    }
+
+    #[test]
+    fn opendocument_and_epub_by_their_mimetype_entry() {
+        let package = |mimetype: &str| format!("PK\x03\x04......mimetype{mimetype}PK\x03\x04");
+        let odt = package("application/vnd.oasis.opendocument.text");
+        assert_eq!(
+            detect_format(odt.as_bytes(), b"", Some("zip")),
+            Some(Format::Odt)
+        );
+        let odp = package("application/vnd.oasis.opendocument.presentation");
+        assert_eq!(detect_format(odp.as_bytes(), b"", None), Some(Format::Odp));
+        let epub = package("application/epub+zip");
+        assert_eq!(
+            detect_format(epub.as_bytes(), b"", Some("odt")),
+            Some(Format::Epub)
+        );
+        // A zip without a telling entry is claimed only by its extension.
+        assert_eq!(
+            detect_format(b"PK\x03\x04xx", b"", Some("epub")),
+            Some(Format::Epub)
+        );
+        assert_eq!(detect_format(b"PK\x03\x04xx", b"", Some("zip")), None);
+    }
+
+    #[test]
+    fn rtf_and_webvtt_by_their_opening() {
+        let rtf = b"{\\rtf1\\ansi Hello}";
+        assert_eq!(detect_format(rtf, b"", None), Some(Format::Rtf));
+        assert_eq!(detect_format(rtf, b"", Some("txt")), Some(Format::Rtf));
+        assert_eq!(detect_format(rtf, b"", Some("md")), Some(Format::Md));
+        let vtt = "\u{feff}WEBVTT\n\n00:01.000 --> 00:02.000\nHi\n".as_bytes();
+        assert_eq!(detect_format(vtt, b"", None), Some(Format::Vtt));
+        assert_eq!(detect_format(b"WEBVTTX", b"", None), None);
+        assert_eq!(
+            detect_format(b"= Title", b"", Some("adoc")),
+            Some(Format::Adoc)
+        );
+        assert_eq!(detect_format(b"= Title", b"", Some("asc")), None);
     }
 }

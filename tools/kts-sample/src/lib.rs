@@ -65,6 +65,9 @@ pub fn render(outline: &Outline, format: Format) -> anyhow::Result<Vec<u8>> {
         Format::Docx => to_docx(outline)?,
         Format::Pptx => to_pptx(outline)?,
         Format::Pdf => to_pdf(outline)?,
+        Format::Odt | Format::Odp | Format::Epub | Format::Rtf | Format::Vtt | Format::Adoc => {
+            anyhow::bail!("kts-sample has no writer for {}", format.as_str())
+        }
         Format::Csv | Format::Xlsx | Format::Xls | Format::Ods => anyhow::bail!(
             "{} holds rows, not an outline: write it with to_csv or to_xlsx",
             format.as_str()
