@@ -246,3 +246,199 @@ fn percent_decode(text: &str) -> String {
 fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::formats::Limits;
+    use crate::formats::ooxml::tests::build_zip;
+    use crate::images::ImageSink;
+
+    const CONTAINER: &str = r#"<?xml version="1.0"?><container xmlns="urn:oasis:names:tc:opendocument:xmlns:container" version="1.0"><rootfiles><rootfile full-path="OEBPS/content.opf" media-type="application/oebps-package+xml"/></rootfiles></container>"#;
+
+    fn opf(manifest: &str, spine: &str) -> String {
+        format!(
+            r#"<?xml version="1.0"?><package xmlns="http://www.idpf.org/2007/opf" version="3.0"><metadata xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:title>The kts Handbook</dc:title><dc:creator>Ann Lee</dc:creator><dc:creator>Bo Chan</dc:creator><dc:language>en</dc:language><dc:date>2024-03-01</dc:date><meta property="dcterms:modified">2024-04-02T10:00:00Z</meta></metadata><manifest>{manifest}</manifest><spine>{spine}</spine></package>"#
+        )
+    }
+
+    fn chapter(title: &str, text: &str) -> String {
+        format!(
+            r#"<?xml version="1.0"?><!DOCTYPE html><html xmlns="http://www.w3.org/1999/xhtml"><head><title>{title}</title></head><body><h1>{title}</h1><p>{text}</p></body></html>"#
+        )
+    }
+
+    fn epub(manifest: &str, spine: &str, files: &[(&str, &[u8])]) -> Vec<u8> {
+        let opf = opf(manifest, spine);
+        let mut parts: Vec<(&str, &[u8])> = vec![
+            ("mimetype", b"application/epub+zip"),
+            ("META-INF/container.xml", CONTAINER.as_bytes()),
+            ("OEBPS/content.opf", opf.as_bytes()),
+        ];
+        parts.extend_from_slice(files);
+        build_zip(&parts)
+    }
+
+    fn item(id: &str, href: &str) -> String {
+        format!(r#"<item id="{id}" href="{href}" media-type="application/xhtml+xml"/>"#)
+    }
+
+    fn run(bytes: &[u8]) -> Result<Converted, ConvertError> {
+        let limits = Limits {
+            max_compression_ratio: 100,
+            ..Limits::default()
+        };
+        let mut images = ImageSink::default();
+        convert(
+            bytes,
+            &mut Context {
+                limits: &limits,
+                images: &mut images,
+            },
+        )
+    }
+
+    fn book() -> Vec<u8> {
+        let manifest = [
+            item("one", "text/one.xhtml"),
+            item("two", "text/chapter%20two.xhtml"),
+            r#"<item id="nav" href="nav.xhtml" media-type="application/xhtml+xml" properties="nav"/>"#.to_owned(),
+        ]
+        .concat();
+        let spine = r#"<itemref idref="nav"/><itemref idref="two"/><itemref idref="one"/><itemref idref="one" linear="no"/>"#;
+        epub(
+            &manifest,
+            spine,
+            &[
+                (
+                    "OEBPS/text/one.xhtml",
+                    chapter("Install", "Run make demo.").as_bytes(),
+                ),
+                (
+                    "OEBPS/text/chapter two.xhtml",
+                    chapter("Welcome", "Read this first &amp; enjoy.").as_bytes(),
+                ),
+                (
+                    "OEBPS/nav.xhtml",
+                    chapter("Contents", "Welcome Install").as_bytes(),
+                ),
+            ],
+        )
+    }
+
+    #[test]
+    fn chapters_follow_the_spine_with_the_book_metadata() {
+        let converted = run(&book()).unwrap();
+        assert_eq!(
+            converted.markdown,
+            "# Welcome\n\nRead this first & enjoy.\n\n# Install\n\nRun make demo.\n"
+        );
+        assert_eq!(converted.title.as_deref(), Some("The kts Handbook"));
+        let p = &converted.properties;
+        assert_eq!(p["author"], "Ann Lee, Bo Chan");
+        assert_eq!(p["language"], "en");
+        assert_eq!(p["created"], "2024-03-01");
+        assert_eq!(p["modified"], "2024-04-02T10:00:00Z");
+        assert!(p.get("warnings").is_none());
+    }
+
+    #[test]
+    fn spine_entries_outside_the_package_or_missing_are_left_out_with_warnings() {
+        let manifest = [
+            item("escape", "../../etc/passwd"),
+            item("absolute", "/etc/passwd"),
+            item("remote", "https://example.com/x.xhtml"),
+            item("missing", "gone.xhtml"),
+            item("good", "good.xhtml"),
+        ]
+        .concat();
+        let spine = r#"<itemref idref="escape"/><itemref idref="absolute"/><itemref idref="remote"/><itemref idref="missing"/><itemref idref="unlisted"/><itemref idref="good"/>"#;
+        let good = chapter("Kept", "Text.");
+        let files: [(&str, &[u8]); 2] = [
+            ("OEBPS/good.xhtml", good.as_bytes()),
+            ("etc/passwd", b"root:x:0:0"),
+        ];
+        let converted = run(&epub(&manifest, spine, &files)).unwrap();
+        assert_eq!(converted.markdown, "# Kept\n\nText.\n");
+        let warnings: Vec<&str> = converted.properties["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        assert_eq!(warnings.len(), 5, "{warnings:?}");
+        assert!(warnings[0].contains("../../etc/passwd points outside the package"));
+        assert!(warnings[3].contains("OEBPS/gone.xhtml is missing"));
+        assert!(warnings[4].contains("\"unlisted\""));
+
+        // Nothing readable at all: an error naming why.
+        let spine = r#"<itemref idref="escape"/><itemref idref="missing"/>"#;
+        let e = run(&epub(&manifest, spine, &[])).unwrap_err();
+        assert_eq!(e.code, ErrorCode::Corrupt);
+        assert!(
+            e.message.contains("points outside the package"),
+            "{}",
+            e.message
+        );
+        let e = run(&epub(&manifest, "", &[])).unwrap_err();
+        assert_eq!(e.code, ErrorCode::Empty);
+    }
+
+    #[test]
+    fn damaged_hostile_and_protected_books_give_clear_errors() {
+        let good = book();
+        for cut in (0..good.len()).step_by(61) {
+            assert!(run(&good[..cut]).is_err(), "a book cut at {cut} converted");
+        }
+        let e = run(&good[..good.len() - 30]).unwrap_err();
+        assert_eq!(e.code, ErrorCode::Corrupt, "{}", e.message);
+
+        let e = run(&build_zip(&[("mimetype", b"application/epub+zip")])).unwrap_err();
+        assert!(e.message.contains("container.xml"), "{}", e.message);
+
+        let bomb = vec![b'a'; 8 << 20];
+        let e = run(&epub(
+            &item("one", "one.xhtml"),
+            r#"<itemref idref="one"/>"#,
+            &[("OEBPS/one.xhtml", &bomb)],
+        ))
+        .unwrap_err();
+        assert_eq!(e.code, ErrorCode::TooLarge);
+
+        let entities = opf("", "").replace(
+            r#"<?xml version="1.0"?>"#,
+            r#"<?xml version="1.0"?><!DOCTYPE package [<!ENTITY x SYSTEM "file:///etc/passwd">]>"#,
+        );
+        let bytes = build_zip(&[
+            ("META-INF/container.xml", CONTAINER.as_bytes()),
+            ("OEBPS/content.opf", entities.as_bytes()),
+        ]);
+        assert_eq!(run(&bytes).unwrap_err().code, ErrorCode::ExternalReference);
+
+        let encryption = r#"<encryption xmlns="urn:oasis:names:tc:opendocument:xmlns:container" xmlns:enc="http://www.w3.org/2001/04/xmlenc#"><enc:EncryptedData><enc:CipherData><enc:CipherReference URI="OEBPS/one.xhtml"/></enc:CipherData></enc:EncryptedData></encryption>"#;
+        let bytes = epub(
+            &item("one", "one.xhtml"),
+            r#"<itemref idref="one"/>"#,
+            &[
+                ("OEBPS/one.xhtml", b"\x01\x02 encrypted bytes"),
+                ("META-INF/encryption.xml", encryption.as_bytes()),
+            ],
+        );
+        assert_eq!(run(&bytes).unwrap_err().code, ErrorCode::Encrypted);
+    }
+
+    #[test]
+    fn hrefs_resolve_inside_the_package_only() {
+        assert_eq!(
+            package_path("OEBPS", "text/a%20b.xhtml#part").as_deref(),
+            Some("OEBPS/text/a b.xhtml")
+        );
+        assert_eq!(
+            package_path("OEBPS/text", "../x.xhtml").as_deref(),
+            Some("OEBPS/x.xhtml")
+        );
+        assert_eq!(package_path("OEBPS", "../../x.xhtml"), None);
+        assert_eq!(package_path("", "C:\\x.xhtml"), None);
+        assert_eq!(percent_decode("%zz%4"), "%zz%4");
+    }
+}

@@ -536,3 +536,85 @@ fn code_page(number: i32) -> Option<&'static Encoding> {
     };
     Encoding::for_label(label.as_bytes())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DOCUMENT: &str = r#"{\rtf1\ansi\ansicpg1252\deff0
+{\fonttbl{\f0\fswiss Helvetica;}{\f1 Courier;}}
+{\colortbl;\red0\green0\blue0;}
+{\stylesheet{\s1 heading 1;}}
+{\info{\title Leave policy}{\author Ann Lee}{\creatim\yr2024\mo3\dy1}}
+{\*\generator Writer 1.0;}
+\pard\outlinelevel0\b Leave\b0\par
+\pard Staff get 25 days\'97paid in full.\par
+Caf\'e9 \u8364?5 a day \u-10179?\u-8704? ok.\line Next line\tab end.\par
+{\pict\pngblip 89504e470d0a}
+{\field{\*\fldinst HYPERLINK "https://x.test"}{\fldrslt the portal}}\par
+\trowd\cellx1000\cellx2000
+\pard\intbl Days\cell Pay\cell\row
+\pard\intbl 1\{3\}\cell full\cell\row
+\pard After the table.\par
+}"#;
+
+    #[test]
+    fn text_headings_tables_and_info() {
+        let converted = convert(DOCUMENT.as_bytes()).unwrap();
+        assert_eq!(
+            converted.markdown,
+            "# Leave\n\n\
+             Staff get 25 days\u{2014}paid in full.\n\n\
+             Caf\u{e9} \u{20ac}5 a day \u{1f600} ok.\nNext line end.\n\n\
+             the portal\n\n\
+             | Days | Pay |\n| --- | --- |\n| 1{3} | full |\n\n\
+             After the table.\n"
+        );
+        assert_eq!(converted.title.as_deref(), Some("Leave policy"));
+        assert_eq!(converted.properties["author"], "Ann Lee");
+        assert!(converted.properties.get("warnings").is_none());
+    }
+
+    #[test]
+    fn code_pages_decode_escaped_bytes() {
+        let cyrillic = br"{\rtf1\ansi\ansicpg1251 \'cf\'f0\'e8\'e2\'e5\'f2\par}";
+        assert_eq!(
+            convert(cyrillic).unwrap().markdown,
+            "\u{41f}\u{440}\u{438}\u{432}\u{435}\u{442}\n"
+        );
+        let japanese = br"{\rtf1\ansi\ansicpg932 \'93\'fa\'96\'7b\par}";
+        assert_eq!(convert(japanese).unwrap().markdown, "\u{65e5}\u{672c}\n");
+    }
+
+    #[test]
+    fn damaged_and_hostile_input_gives_errors_or_warnings_never_a_panic() {
+        let whole = DOCUMENT.as_bytes();
+        for cut in 0..whole.len() {
+            let _ = convert(&whole[..cut]);
+        }
+        let truncated = convert(&whole[..whole.len() / 2]).unwrap();
+        let warnings = truncated.properties["warnings"].as_array().unwrap();
+        assert!(warnings[0].as_str().unwrap().contains("truncated"));
+
+        let e = convert(b"Just text").unwrap_err();
+        assert_eq!(e.code, ErrorCode::Corrupt);
+        assert!(e.message.contains("{\\rtf"), "{}", e.message);
+        assert_eq!(convert(b"  \n").unwrap_err().code, ErrorCode::Empty);
+        let e = convert(br"{\rtf1{\fonttbl{\f0 Arial;}}}").unwrap_err();
+        assert_eq!(e.code, ErrorCode::Empty);
+
+        // Deep nesting, a \bin longer than the file, huge parameters, a lone
+        // surrogate, a backslash at the very end.
+        let deep = format!(
+            "{{\\rtf1 {}deep{}}}",
+            "{".repeat(200_000),
+            "}".repeat(200_000)
+        );
+        assert_eq!(convert(deep.as_bytes()).unwrap().markdown, "deep\n");
+        let odd = convert(br"{\rtf1 a\bin99999999 b}").unwrap();
+        assert_eq!(odd.markdown, "a\n");
+        assert!(odd.properties.contains_key("warnings"));
+        let odd = br"{\rtf1 x\uc99999999999\u99999999999 \u-55296 y\'zz\";
+        assert!(convert(odd).is_ok());
+    }
+}

@@ -117,7 +117,7 @@ impl<'a, 'p, 'i> Writer<'a, 'p, 'i> {
             // Sections, shapes and groups hold paragraphs of their own.
             "section" | "text-box" | "g" | "custom-shape" | "rect" | "ellipse" | "polygon"
             | "polyline" | "path" | "regular-polygon" | "caption" | "measure" | "line"
-            | "connector" | "index-body" => self.blocks(element),
+            | "connector" => self.blocks(element),
             // Tables of contents and indexes repeat the headings; tracked
             // changes hold deleted text; the rest is layout.
             _ => {}
@@ -312,7 +312,7 @@ impl<'a, 'p, 'i> Writer<'a, 'p, 'i> {
     fn table(&mut self, table: &Element) -> String {
         let mut rows = Vec::new();
         self.cell_depth += 1;
-        self.rows(table, &mut rows);
+        self.rows(table, &mut rows, &mut Vec::new());
         self.cell_depth -= 1;
         if self.cell_depth > 0 {
             return one_line(&rows.concat().join(" "));
@@ -326,16 +326,22 @@ impl<'a, 'p, 'i> Writer<'a, 'p, 'i> {
         table::markdown_table(&rows).trim_end().to_owned()
     }
 
-    fn rows(&mut self, group: &Element, rows: &mut Vec<Vec<String>>) {
+    /// The rows below `group`. A merged cell's text is repeated into every
+    /// cell it covers, as the spreadsheet and pptx converters do, so that
+    /// each row reads on its own.
+    fn rows(&mut self, group: &Element, rows: &mut Vec<Vec<String>>, below: &mut Vec<Span>) {
         for element in group.elements() {
             match element.name.as_str() {
                 "table-header-rows" | "table-rows" | "table-row-group" => {
-                    self.rows(element, rows);
+                    self.rows(element, rows, below);
                 }
                 "table-row" => {
-                    let row = self.row(element);
-                    let repeat = repeat_count(element, "number-rows-repeated");
-                    let repeat = if row.is_empty() { 1 } else { repeat };
+                    let row = self.row(element, below);
+                    let repeat = if row.is_empty() {
+                        1
+                    } else {
+                        repeat_count(element, "number-rows-repeated")
+                    };
                     for _ in 0..repeat {
                         rows.push(row.clone());
                     }
@@ -345,19 +351,42 @@ impl<'a, 'p, 'i> Writer<'a, 'p, 'i> {
         }
     }
 
-    fn row(&mut self, row: &Element) -> Vec<String> {
-        let mut cells = Vec::new();
+    /// One row's cells; `below` holds, by column, the text of merged cells
+    /// reaching down into the rows that follow.
+    fn row(&mut self, row: &Element, below: &mut Vec<Span>) -> Vec<String> {
+        let mut cells: Vec<String> = Vec::new();
+        // The text of a cell merged across, and how many cells it still covers.
+        let mut across = Span::default();
         for cell in row
             .elements()
             .filter(|e| matches!(e.name.as_str(), "table-cell" | "covered-table-cell"))
         {
+            let repeat = repeat_count(cell, "number-columns-repeated");
+            if cell.name == "covered-table-cell" {
+                for _ in 0..repeat {
+                    let column = cells.len();
+                    let text = across
+                        .take()
+                        .or_else(|| below.get_mut(column).and_then(Span::take))
+                        .unwrap_or_default();
+                    cells.push(text);
+                }
+                continue;
+            }
             let text = self.flat_text(cell);
-            let repeat = if text.is_empty() {
-                1
-            } else {
-                repeat_count(cell, "number-columns-repeated")
-            };
+            let span = |name| repeat_count(cell, name) - 1;
+            let (columns, rows) = (span("number-columns-spanned"), span("number-rows-spanned"));
             for _ in 0..repeat {
+                let column = cells.len();
+                if rows > 0 && !text.is_empty() {
+                    if below.len() < column + columns + 1 {
+                        below.resize(column + columns + 1, Span::default());
+                    }
+                    for slot in &mut below[column..=column + columns] {
+                        *slot = Span::new(&text, rows);
+                    }
+                }
+                across = Span::new(&text, columns);
                 cells.push(text.clone());
             }
         }
@@ -451,6 +480,30 @@ impl<'a, 'p, 'i> Writer<'a, 'p, 'i> {
             }
             None => (!alt.is_empty()).then_some(alt),
         }
+    }
+}
+
+/// A merged cell's text and how many more cells it covers.
+#[derive(Clone, Default)]
+struct Span {
+    text: String,
+    left: usize,
+}
+
+impl Span {
+    fn new(text: &str, left: usize) -> Self {
+        Self {
+            text: text.to_owned(),
+            left,
+        }
+    }
+
+    /// The text for one more covered cell, if the span reaches it.
+    fn take(&mut self) -> Option<String> {
+        (self.left > 0).then(|| {
+            self.left -= 1;
+            self.text.clone()
+        })
     }
 }
 

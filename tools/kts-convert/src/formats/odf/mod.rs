@@ -163,3 +163,5 @@ fn meta_properties(meta: &Element) -> (Option<String>, Map<String, Value>) {
 fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
+#[cfg(test)]
+mod tests;
