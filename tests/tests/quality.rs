@@ -14,17 +14,17 @@ use kts_tests::quality::{self, GROUPS};
 
 /// Minimum mean word recall per format: (format, threshold, target).
 const MIN_RECALL: [(&str, f64, f64); 11] = [
-    ("docx", 0.972, 0.95), // 0.9725 now (equations remain the weak spot)
-    ("pptx", 0.989, 0.95), // 0.9893 now
-    ("html", 0.98, 0.95),  // 0.993 now
-    ("pdf", 0.899, 0.90),  // 0.900 now (simple3.pdf: words run together; right-to-left text)
-    ("csv", 0.999, 0.99),  // 1.000 now
-    ("ods", 0.999, 0.99),  // 1.000 now (one file)
-    ("odt", 0.0, 0.95),
-    ("odp", 0.0, 0.95),
-    ("epub", 0.0, 0.95),
-    ("vtt", 0.0, 0.95),
-    ("asciidoc", 0.0, 0.95),
+    ("docx", 0.972, 0.95),    // 0.9725 now (equations remain the weak spot)
+    ("pptx", 0.989, 0.95),    // 0.9893 now
+    ("html", 0.98, 0.95),     // 0.993 now
+    ("pdf", 0.899, 0.90),     // 0.900 now (simple3.pdf: words run together; right-to-left text)
+    ("csv", 0.999, 0.99),     // 1.000 now
+    ("ods", 0.999, 0.99),     // 1.000 now (one file)
+    ("odt", 0.99, 0.95),      // 0.995 now
+    ("odp", 0.98, 0.95),      // 0.990 now
+    ("epub", 0.999, 0.95),    // 1.000 now (one book)
+    ("vtt", 0.999, 0.95),     // 1.000 now
+    ("asciidoc", 0.95, 0.95), // 0.951 now (docling keeps attribute lines as text; kts drops them)
 ];
 /// Minimum mean word precision per format: (format, threshold, target).
 const MIN_PRECISION: [(&str, f64, f64); 11] = [
@@ -34,11 +34,11 @@ const MIN_PRECISION: [(&str, f64, f64); 11] = [
     ("pdf", 0.85, 0.80),   // 0.857 now
     ("csv", 0.999, 0.95),  // 1.000 now
     ("ods", 0.95, 0.95),   // 0.955 now (the sheet's name is a heading; docling has none)
-    ("odt", 0.0, 0.80),
-    ("odp", 0.0, 0.80),
-    ("epub", 0.0, 0.80),
-    ("vtt", 0.0, 0.80),
-    ("asciidoc", 0.0, 0.80),
+    ("odt", 0.99, 0.80),   // 0.998 now
+    ("odp", 0.81, 0.80),   // 0.812 now (merged cells repeat their text, as in pptx)
+    ("epub", 0.999, 0.80), // 1.000 now
+    ("vtt", 0.68, 0.80), // 0.684 now (speakers' names and start times are kept; docling drops them)
+    ("asciidoc", 0.96, 0.80), // 0.962 now
 ];
 /// markitdown must-include strings found verbatim (target: all 34).
 const MIN_MUST_INCLUDE_HITS: usize = 32; // 32 of 34 now

@@ -10,7 +10,7 @@ use kts_record::ErrorCode;
 use crate::{Block, Cell, Comment, CsvDialect, Format, Outline, Sheet, render, to_csv, to_xlsx};
 
 /// (file name, format, Markdown source) of every demo file.
-pub const DEMO_FILES: [(&str, Format, &str); 7] = [
+pub const DEMO_FILES: [(&str, Format, &str); 8] = [
     (
         "pipeline-overview.md",
         Format::Md,
@@ -41,6 +41,11 @@ pub const DEMO_FILES: [(&str, Format, &str); 7] = [
         "document-retention-policy.pdf",
         Format::Pdf,
         include_str!("../docs/policy.md"),
+    ),
+    (
+        "document-formats.odt",
+        Format::Odt,
+        include_str!("../docs/formats.md"),
     ),
 ];
 

@@ -2,7 +2,8 @@
 //!
 //! Tests build an [`Outline`] (by hand or with [`Outline::from_markdown`]) and
 //! render it with [`to_markdown`], [`to_text`], [`to_html`], [`to_json`],
-//! [`to_docx`], [`to_pptx`] or [`to_pdf`] (or [`render`] with a [`Format`]);
+//! [`to_docx`], [`to_pptx`], [`to_pdf`] or [`to_odt`] (or [`render`] with a
+//! [`Format`]);
 //! tables (rows of cells) are written with [`to_csv`] and [`to_xlsx`];
 //! [`damage`] makes broken and hostile copies; [`tiny_png`] makes images.
 //! Every writer is deterministic: the same outline gives the same bytes.
@@ -15,6 +16,7 @@ mod demo;
 mod docx;
 mod html;
 mod json;
+mod odt;
 mod outline;
 mod package;
 mod pdf;
@@ -32,6 +34,7 @@ pub use demo::{DEMO_FILES, DEMO_TABLE_FILES, write_demo};
 pub use docx::to_docx;
 pub use html::to_html;
 pub use json::to_json;
+pub use odt::to_odt;
 pub use outline::{Block, Outline};
 pub use pdf::to_pdf;
 pub use png::tiny_png;
@@ -43,7 +46,7 @@ pub use xlsx::{Cell, Comment, Sheet, to_xlsx};
 pub use kts_record::Format;
 
 /// Every document format kts reads, in the order the writers are listed above.
-pub const ALL_FORMATS: [Format; 7] = [
+pub const ALL_FORMATS: [Format; 8] = [
     Format::Md,
     Format::Txt,
     Format::Html,
@@ -51,6 +54,7 @@ pub const ALL_FORMATS: [Format; 7] = [
     Format::Docx,
     Format::Pptx,
     Format::Pdf,
+    Format::Odt,
 ];
 
 /// Renders `outline` in `format`. Table formats (CSV, spreadsheets) hold
@@ -65,7 +69,8 @@ pub fn render(outline: &Outline, format: Format) -> anyhow::Result<Vec<u8>> {
         Format::Docx => to_docx(outline)?,
         Format::Pptx => to_pptx(outline)?,
         Format::Pdf => to_pdf(outline)?,
-        Format::Odt | Format::Odp | Format::Epub | Format::Rtf | Format::Vtt | Format::Adoc => {
+        Format::Odt => to_odt(outline)?,
+        Format::Odp | Format::Epub | Format::Rtf | Format::Vtt | Format::Adoc => {
             anyhow::bail!("kts-sample has no writer for {}", format.as_str())
         }
         Format::Csv | Format::Xlsx | Format::Xls | Format::Ods => anyhow::bail!(
@@ -79,9 +84,9 @@ const AFTER_HELP: &str = "\
 Example:
   kts-sample sample && kts-crawl sample | kts-convert | kts-chunk | head
 
-Writes kts's own documentation as .md, .txt, .html, .json, .docx, .pptx and
-.pdf files, and tables about kts as .csv and .xlsx, into DIR (created if needed), one
-line per file on stderr.";
+Writes kts's own documentation as .md, .txt, .html, .json, .docx, .pptx, .pdf
+and .odt files, and tables about kts as .csv and .xlsx, into DIR (created if needed),
+one line per file on stderr.";
 
 /// Write a demo scope: kts's own documentation in every format kts reads.
 #[derive(clap::Parser, Debug)]

@@ -126,6 +126,37 @@ fn resolve(rels_name: &str, target: &str) -> String {
     segments.join("/")
 }
 
+/// An OpenDocument package of `kind` (text, presentation): its uncompressed
+/// `mimetype` entry first, every XML part well-formed, and every part it
+/// holds listed in its manifest.
+pub fn assert_opendocument(bytes: &[u8], kind: &str) {
+    let mut archive = zip::ZipArchive::new(Cursor::new(bytes)).expect("a readable zip");
+    let first = archive.by_index(0).expect("an entry");
+    assert_eq!(first.name(), "mimetype");
+    assert_eq!(first.compression(), zip::CompressionMethod::Stored);
+    drop(first);
+    let parts = unzip_map(bytes);
+    assert_eq!(
+        text(&parts, "mimetype"),
+        format!("application/vnd.oasis.opendocument.{kind}")
+    );
+    for (name, data) in &parts {
+        if name.ends_with(".xml") {
+            assert_well_formed(name, &String::from_utf8_lossy(data));
+        }
+    }
+    let manifest = text(&parts, "META-INF/manifest.xml");
+    for name in parts
+        .keys()
+        .filter(|n| *n != "mimetype" && *n != "META-INF/manifest.xml")
+    {
+        assert!(
+            manifest.contains(&format!("manifest:full-path=\"{name}\"")),
+            "{name} is not in the manifest"
+        );
+    }
+}
+
 /// An outline with every kind of block, three slide-level sections, notes,
 /// characters that need escaping, and a page break.
 pub fn full_outline() -> Outline {

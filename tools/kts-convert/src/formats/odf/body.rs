@@ -90,10 +90,13 @@ impl<'a, 'p, 'i> Writer<'a, 'p, 'i> {
                 self.paragraph(element, Some(level));
             }
             "p" => {
-                let level = element
-                    .attr("style-name")
-                    .and_then(|s| self.styles.heading_level(s));
-                self.paragraph(element, level);
+                let style = element.attr("style-name").unwrap_or_default();
+                if self.styles.preformatted(style) {
+                    self.code(element);
+                } else {
+                    let level = self.styles.heading_level(style);
+                    self.paragraph(element, level);
+                }
             }
             "list" => {
                 let mut lines = Vec::new();
@@ -145,6 +148,33 @@ impl<'a, 'p, 'i> Writer<'a, 'p, 'i> {
                 .join("\n"),
         };
         self.push(block);
+        for block in after {
+            self.push(block);
+        }
+    }
+
+    /// A paragraph of code as a fenced block, its spaces and line breaks
+    /// kept; consecutive code paragraphs join one block.
+    fn code(&mut self, element: &Element) {
+        let mut text = String::new();
+        let mut after = Vec::new();
+        self.inline(element, &mut text, &mut after);
+        let text = text.trim_end();
+        let open_block = self
+            .blocks
+            .last()
+            .is_some_and(|last| last.starts_with("```\n") && last.ends_with("\n```"));
+        if text.is_empty() && !open_block {
+            return;
+        }
+        match self.blocks.last_mut() {
+            Some(last) if open_block => {
+                last.truncate(last.len() - 3);
+                last.push_str(text);
+                last.push_str("\n```");
+            }
+            _ => self.blocks.push(format!("```\n{text}\n```")),
+        }
         for block in after {
             self.push(block);
         }

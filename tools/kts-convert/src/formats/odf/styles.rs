@@ -115,6 +115,16 @@ impl Styles {
         })
     }
 
+    /// Whether a paragraph style is for code (LibreOffice's Preformatted
+    /// Text, or a style based on it).
+    pub fn preformatted(&self, name: &str) -> bool {
+        self.chain(name).any(|style| {
+            [&style.name, &style.display_name]
+                .iter()
+                .any(|n| n.replace("_20_", " ") == "Preformatted Text")
+        })
+    }
+
     /// Whether a text style is bold and whether it is italic.
     pub fn emphasis(&self, name: &str) -> (bool, bool) {
         let bold = self.chain(name).find_map(|s| s.bold).unwrap_or(false);
