@@ -10,7 +10,7 @@ use kts_record::ErrorCode;
 use crate::{Block, Cell, Comment, CsvDialect, Format, Outline, Sheet, render, to_csv, to_xlsx};
 
 /// (file name, format, Markdown source) of every demo file.
-pub const DEMO_FILES: [(&str, Format, &str); 8] = [
+pub const DEMO_FILES: [(&str, Format, &str); 9] = [
     (
         "pipeline-overview.md",
         Format::Md,
@@ -46,6 +46,11 @@ pub const DEMO_FILES: [(&str, Format, &str); 8] = [
         "document-formats.odt",
         Format::Odt,
         include_str!("../docs/formats.md"),
+    ),
+    (
+        "chunking-handbook.epub",
+        Format::Epub,
+        include_str!("../docs/chunking.md"),
     ),
 ];
 

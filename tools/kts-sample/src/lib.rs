@@ -2,8 +2,8 @@
 //!
 //! Tests build an [`Outline`] (by hand or with [`Outline::from_markdown`]) and
 //! render it with [`to_markdown`], [`to_text`], [`to_html`], [`to_json`],
-//! [`to_docx`], [`to_pptx`], [`to_pdf`] or [`to_odt`] (or [`render`] with a
-//! [`Format`]);
+//! [`to_docx`], [`to_pptx`], [`to_pdf`], [`to_odt`] or [`to_epub`] (or
+//! [`render`] with a [`Format`]);
 //! tables (rows of cells) are written with [`to_csv`] and [`to_xlsx`];
 //! [`damage`] makes broken and hostile copies; [`tiny_png`] makes images.
 //! Every writer is deterministic: the same outline gives the same bytes.
@@ -14,6 +14,7 @@
 pub mod damage;
 mod demo;
 mod docx;
+mod epub;
 mod html;
 mod json;
 mod odt;
@@ -32,6 +33,7 @@ use std::path::PathBuf;
 
 pub use demo::{DEMO_FILES, DEMO_TABLE_FILES, write_demo};
 pub use docx::to_docx;
+pub use epub::to_epub;
 pub use html::to_html;
 pub use json::to_json;
 pub use odt::to_odt;
@@ -46,7 +48,7 @@ pub use xlsx::{Cell, Comment, Sheet, to_xlsx};
 pub use kts_record::Format;
 
 /// Every document format kts reads, in the order the writers are listed above.
-pub const ALL_FORMATS: [Format; 8] = [
+pub const ALL_FORMATS: [Format; 9] = [
     Format::Md,
     Format::Txt,
     Format::Html,
@@ -55,6 +57,7 @@ pub const ALL_FORMATS: [Format; 8] = [
     Format::Pptx,
     Format::Pdf,
     Format::Odt,
+    Format::Epub,
 ];
 
 /// Renders `outline` in `format`. Table formats (CSV, spreadsheets) hold
@@ -70,7 +73,8 @@ pub fn render(outline: &Outline, format: Format) -> anyhow::Result<Vec<u8>> {
         Format::Pptx => to_pptx(outline)?,
         Format::Pdf => to_pdf(outline)?,
         Format::Odt => to_odt(outline)?,
-        Format::Odp | Format::Epub | Format::Rtf | Format::Vtt | Format::Adoc => {
+        Format::Epub => to_epub(outline)?,
+        Format::Odp | Format::Rtf | Format::Vtt | Format::Adoc => {
             anyhow::bail!("kts-sample has no writer for {}", format.as_str())
         }
         Format::Csv | Format::Xlsx | Format::Xls | Format::Ods => anyhow::bail!(
@@ -84,8 +88,8 @@ const AFTER_HELP: &str = "\
 Example:
   kts-sample sample && kts-crawl sample | kts-convert | kts-chunk | head
 
-Writes kts's own documentation as .md, .txt, .html, .json, .docx, .pptx, .pdf
-and .odt files, and tables about kts as .csv and .xlsx, into DIR (created if needed),
+Writes kts's own documentation as .md, .txt, .html, .json, .docx, .pptx, .pdf,
+.odt and .epub files, and tables about kts as .csv and .xlsx, into DIR (created if needed),
 one line per file on stderr.";
 
 /// Write a demo scope: kts's own documentation in every format kts reads.

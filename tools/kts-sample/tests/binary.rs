@@ -40,6 +40,7 @@ fn writes_every_format_and_reports_on_stderr() {
                 common::assert_consistent_package(&common::unzip_map(&bytes))
             }
             Format::Odt => common::assert_opendocument(&bytes, "text"),
+            Format::Epub => common::assert_epub(&bytes),
             Format::Pdf => assert!(
                 !pdf_extract::extract_text_from_mem(&bytes)
                     .unwrap()

@@ -2,8 +2,8 @@ mod common;
 
 use common::{assert_consistent_package, assert_well_formed, full_outline, text, unzip, unzip_map};
 use kts_sample::{
-    Outline, render, tiny_png, to_docx, to_html, to_json, to_markdown, to_odt, to_pdf, to_pptx,
-    to_text,
+    Outline, render, tiny_png, to_docx, to_epub, to_html, to_json, to_markdown, to_odt, to_pdf,
+    to_pptx, to_text,
 };
 
 #[test]
@@ -367,5 +367,27 @@ fn odt_is_a_valid_opendocument_text_with_every_block() {
     assert_eq!(parts["Pictures/image1.png"], tiny_png(16, 12, 7));
     assert!(
         text(&parts, "meta.xml").contains("<dc:title>Sample &amp; &lt;Test&gt; Report</dc:title>")
+    );
+}
+
+#[test]
+fn epub_chapters_follow_the_outline_in_the_spine() {
+    let bytes = to_epub(&full_outline()).unwrap();
+    common::assert_epub(&bytes);
+    let parts = unzip_map(&bytes);
+    let opf = text(&parts, "OEBPS/content.opf");
+    assert!(opf.contains("<dc:title>Sample &amp; &lt;Test&gt; Report</dc:title>"));
+    // The title's chapter, then one per level-1 or level-2 heading.
+    assert!(opf.contains(
+        r#"<spine><itemref idref="chapter-1"/><itemref idref="chapter-2"/><itemref idref="chapter-3"/><itemref idref="chapter-4"/></spine>"#
+    ));
+    let chapter = |n: usize| text(&parts, &format!("OEBPS/chapter-{n}.xhtml"));
+    assert!(chapter(1).contains("<h1>Sample &amp; &lt;Test&gt; Report</h1>"));
+    assert!(chapter(2).contains("<h1>First section</h1>"));
+    assert!(chapter(3).contains(r#"<img src="images/image1.png" alt="A gradient chart"/>"#));
+    assert!(chapter(4).contains("café"));
+    assert_eq!(parts["OEBPS/images/image1.png"], tiny_png(16, 12, 7));
+    assert!(
+        text(&parts, "OEBPS/nav.xhtml").contains(r#"<a href="chapter-3.xhtml">Second section</a>"#)
     );
 }
