@@ -427,7 +427,7 @@ impl<'a, 'p, 'i> Writer<'a, 'p, 'i> {
     }
 
     /// A frame's content: a text box's blocks, a table, or a picture.
-    pub fn frame(&mut self, frame: &Element) -> Vec<String> {
+    fn frame(&mut self, frame: &Element) -> Vec<String> {
         if let Some(object) = frame.child("object") {
             return self.chart(object).into_iter().collect();
         }

@@ -17,7 +17,7 @@ use serde_json::{Map, Value};
 use super::ooxml::{self, Element, Package};
 use super::{Context, ConvertError, Converted};
 
-pub use styles::Styles;
+use styles::Styles;
 
 pub fn odt(bytes: &[u8], ctx: &mut Context) -> Result<Converted, ConvertError> {
     let mut document = Document::open(bytes, ctx, "text")?;
