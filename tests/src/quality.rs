@@ -2,8 +2,8 @@
 //!
 //! The ground-truth sets:
 //! - docling: `docling-testdata/<fmt>/groundtruth/<name>.md` for `<fmt>/sources/<name>`
-//!   (docx, pptx, html, pdf, csv, and the ods files of `odf`) — scored by word
-//!   recall and precision;
+//!   (docx, pptx, html, pdf, csv, epub, webvtt, asciidoc, and the ods, odt and odp
+//!   files of `odf`) — scored by word recall and precision;
 //! - pdfminer: `pdfminer-samples/expected_text.json` (exact text pdfminer extracts;
 //!   a prefix for the corrupted file, where only recall is measured);
 //! - markitdown: `markitdown-testdata/expected_outputs/<stem>.md` for the PDFs of
@@ -93,10 +93,14 @@ pub fn cases(fixtures: &Path, manifest: &[ManifestEntry]) -> (Vec<Case>, Vec<Str
         let Some((format, name)) = rest.split_once("/sources/") else {
             continue;
         };
-        // The odf folder mixes formats: only the spreadsheets (ods) are converted yet.
+        // The odf folder mixes formats, and holds PDF renderings of its
+        // documents that have no ground truth of their own.
         let group = match format {
-            "docx" | "pptx" | "html" | "pdf" | "csv" => format,
+            "docx" | "pptx" | "html" | "pdf" | "csv" | "epub" | "asciidoc" => format,
+            "webvtt" => "vtt",
             "odf" if name.ends_with(".ods") => "ods",
+            "odf" if name.ends_with(".odt") => "odt",
+            "odf" if name.ends_with(".odp") => "odp",
             _ => continue,
         };
         let stem = Path::new(name)
@@ -362,7 +366,9 @@ pub struct Report {
 }
 
 /// The formats of the table, in order.
-pub const GROUPS: [&str; 6] = ["docx", "pptx", "html", "pdf", "csv", "ods"];
+pub const GROUPS: [&str; 11] = [
+    "docx", "pptx", "html", "pdf", "csv", "ods", "odt", "odp", "epub", "vtt", "asciidoc",
+];
 
 /// Runs `convert` once per file that has ground truth and scores every case.
 pub fn evaluate(label: &str, convert: impl Fn(&ManifestEntry) -> Conversion + Sync) -> Report {

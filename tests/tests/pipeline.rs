@@ -89,7 +89,7 @@ fn the_readme_pipeline_turns_the_demo_scope_into_valid_chunks() {
         .collect();
     let formats: Vec<&str> = docs.iter().map(|d| d["format"].as_str().unwrap()).collect();
     for format in [
-        "md", "txt", "html", "json", "docx", "pptx", "pdf", "csv", "xlsx", "eml",
+        "md", "txt", "html", "json", "docx", "pptx", "pdf", "csv", "xlsx", "odt", "epub", "eml",
     ] {
         assert!(
             formats.contains(&format),

@@ -17,17 +17,19 @@ use std::time::Duration;
 use clap::{CommandFactory, Parser};
 use kts_cli::{Exit, Incoming, JsonlReader, JsonlWriter};
 
-const ABOUT: &str = "Convert documents (md, txt, html, json, docx, pptx, pdf, csv, xlsx, xls, ods, eml, mbox, msg) to Markdown kts.doc/1 records";
+const ABOUT: &str = "Convert documents (md, txt, html, json, docx, pptx, pdf, csv, xlsx, xls, ods, odt, odp, epub, rtf, vtt, adoc, eml, mbox, msg) to Markdown kts.doc/1 records";
 
 const AFTER_HELP: &str = "\
 Reads kts.file/1 records (from kts-crawl) on stdin and writes one kts.doc/1
 record per document: its Markdown (headings, lists, tables, slide titles and
 notes, <!-- page: N --> and <!-- slide: N --> markers; a CSV or TSV file as one
 table, its delimiter and encoding sniffed; each sheet of a workbook as a
-heading and its blocks of data as tables; an e-mail's subject as title, its
-from/to/cc/date and body), title, doc_type, dates, keywords and images.
-Each attachment of an e-mail that kts reads follows as a kts.doc/1 of its
-own, at FILE#attachment/NAME; each message of a mailbox at FILE#message/N. The Markdown, metadata and images are also kept in
+heading and its blocks of data as tables; an EPUB's chapters in reading
+order; a WebVTT transcript's cues, one paragraph per speaker turn; an
+e-mail's subject as title, its from/to/cc/date and body), title, doc_type,
+dates, keywords and images. Each attachment of an e-mail that kts reads
+follows as a kts.doc/1 of its own, at FILE#attachment/NAME; each message of a
+mailbox at FILE#message/N. The Markdown, metadata and images are also kept in
 ROOT/.kts/documents/<doc_id>/ (content.md, metadata.json, images/<sha256>.<ext>);
 an unchanged file is served from there without converting it again.
 
@@ -54,8 +56,8 @@ pub struct Args {
     #[arg(long, value_name = "SECONDS", default_value_t = 120)]
     pub timeout: u64,
 
-    /// Largest total a zip package (docx, pptx, xlsx, ods) may decompress to,
-    /// and the attachments of one e-mail file may add up to, in MiB.
+    /// Largest total a zip package (docx, pptx, xlsx, ods, odt, odp, epub) may
+    /// decompress to, and the attachments of one e-mail file may add up to, in MiB.
     #[arg(long, value_name = "MIB", default_value_t = 512)]
     pub max_unpacked_mib: u64,
 

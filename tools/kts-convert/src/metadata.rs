@@ -82,7 +82,9 @@ fn choose_title(property: Option<&str>, markdown: &str, path: &str) -> String {
     if let Some(heading) = first_heading(markdown).filter(|h| !placeholder(h)) {
         return heading;
     }
-    if let Some(line) = title_like_first_line(markdown).filter(|l| !placeholder(l)) {
+    // A transcript's first line is what someone said, not a title.
+    let transcript = path.to_ascii_lowercase().ends_with(".vtt");
+    if !transcript && let Some(line) = title_like_first_line(markdown).filter(|l| !placeholder(l)) {
         return line;
     }
     let name = path.rsplit('/').next().unwrap_or(path);

@@ -123,6 +123,7 @@ fn every_format_keeps_headings_lists_tables_and_text() {
     };
     assert_eq!(images_of("policy.docx"), 1);
     assert_eq!(images_of("policy.pptx"), 1);
+    assert_eq!(images_of("policy.odt"), 1);
     let pdf = docs.iter().find(|d| d["path"] == "policy.pdf").unwrap();
     assert!(
         pdf["markdown"]
@@ -138,6 +139,7 @@ fn damaged_and_hostile_files_become_error_records_and_the_stream_goes_on() {
     let docx = render(&outline(), Format::Docx).unwrap();
     let pptx = render(&outline(), Format::Pptx).unwrap();
     let pdf = render(&outline(), Format::Pdf).unwrap();
+    let odt = render(&outline(), Format::Odt).unwrap();
     let noise: Vec<u8> = (0..4096u32)
         .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
         .collect();
@@ -145,6 +147,7 @@ fn damaged_and_hostile_files_become_error_records_and_the_stream_goes_on() {
         ("truncated.docx", damage::truncated(&docx, 0.5), "corrupt"),
         ("truncated.pptx", damage::truncated(&pptx, 0.5), "corrupt"),
         ("truncated.pdf", damage::truncated(&pdf, 0.3), "corrupt"),
+        ("truncated.odt", damage::truncated(&odt, 0.5), "corrupt"),
         ("empty.docx", Vec::new(), "empty"),
         ("empty.md", b"  \n".to_vec(), "empty"),
         ("bomb.docx", damage::zip_bomb_docx(), "too-large"),

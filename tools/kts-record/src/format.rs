@@ -22,6 +22,15 @@ pub enum Format {
     Mbox,
     // An Outlook message: a compound file of MAPI property streams.
     Msg,
+    // OpenDocument text and presentations.
+    Odt,
+    Odp,
+    Epub,
+    Rtf,
+    // WebVTT subtitles and transcripts.
+    Vtt,
+    // AsciiDoc: .adoc and .asciidoc.
+    Adoc,
 }
 
 impl Format {
@@ -41,6 +50,12 @@ impl Format {
             Self::Eml => "eml",
             Self::Mbox => "mbox",
             Self::Msg => "msg",
+            Self::Odt => "odt",
+            Self::Odp => "odp",
+            Self::Epub => "epub",
+            Self::Rtf => "rtf",
+            Self::Vtt => "vtt",
+            Self::Adoc => "adoc",
         }
     }
 
@@ -61,6 +76,12 @@ impl Format {
             "eml" => Self::Eml,
             "mbox" | "mbx" => Self::Mbox,
             "msg" => Self::Msg,
+            "odt" | "ott" => Self::Odt,
+            "odp" | "otp" => Self::Odp,
+            "epub" => Self::Epub,
+            "rtf" => Self::Rtf,
+            "vtt" => Self::Vtt,
+            "adoc" | "asciidoc" => Self::Adoc,
             _ => return None,
         })
     }
@@ -98,13 +119,8 @@ fn sniff(head: &[u8], zip_names: &[u8]) -> Magic {
             Some(Format::Pptx)
         } else if contains(zip_names, b"xl/workbook.xml") {
             Some(Format::Xlsx)
-        } else if contains(
-            &head[..head.len().min(128)],
-            b"mimetypeapplication/vnd.oasis.opendocument.spreadsheet",
-        ) {
-            Some(Format::Ods)
         } else {
-            None
+            package_mimetype(head)
         };
         return Magic::Zip(office);
     }
@@ -133,6 +149,31 @@ fn sniff(head: &[u8], zip_names: &[u8]) -> Magic {
 /// names of an Outlook message's property streams.
 const OUTLOOK_STREAM_PREFIX: &[u8] = b"_\0_\0s\0u\0b\0s\0t\0g\x001\0.\x000\0_\0";
 
+/// The format the `mimetype` entry names: ODF and EPUB store it first and
+/// uncompressed, so its content follows its name in the first bytes.
+fn package_mimetype(head: &[u8]) -> Option<Format> {
+    let start = &head[..head.len().min(128)];
+    let kinds = [
+        (
+            &b"mimetypeapplication/vnd.oasis.opendocument.spreadsheet"[..],
+            Format::Ods,
+        ),
+        (
+            b"mimetypeapplication/vnd.oasis.opendocument.text",
+            Format::Odt,
+        ),
+        (
+            b"mimetypeapplication/vnd.oasis.opendocument.presentation",
+            Format::Odp,
+        ),
+        (b"mimetypeapplication/epub+zip", Format::Epub),
+    ];
+    kinds
+        .iter()
+        .find(|(mimetype, _)| contains(start, mimetype))
+        .map(|(_, format)| *format)
+}
+
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     haystack.windows(needle.len()).any(|w| w == needle)
 }
@@ -158,6 +199,9 @@ pub fn detect_format(head: &[u8], tail: &[u8], extension: Option<&str>) -> Optio
             by_extension.filter(|&f| is_office(f) || f == Format::Msg)
         }
         Magic::Text => match by_extension {
+            // RTF and WebVTT announce themselves: plain text is the only other
+            // extension such a file is commonly given.
+            None | Some(Format::Txt) if sniff_announced(head).is_some() => sniff_announced(head),
             Some(
                 Format::Md
                 | Format::Txt
@@ -165,7 +209,10 @@ pub fn detect_format(head: &[u8], tail: &[u8], extension: Option<&str>) -> Optio
                 | Format::Json
                 | Format::Csv
                 | Format::Eml
-                | Format::Mbox,
+                | Format::Mbox
+                | Format::Rtf
+                | Format::Vtt
+                | Format::Adoc,
             ) => by_extension,
             // A binary format's extension on text content: let the converter report it.
             Some(binary) => Some(binary),
@@ -177,8 +224,31 @@ pub fn detect_format(head: &[u8], tail: &[u8], extension: Option<&str>) -> Optio
 fn is_office(format: Format) -> bool {
     matches!(
         format,
-        Format::Docx | Format::Pptx | Format::Pdf | Format::Xlsx | Format::Xls | Format::Ods
+        Format::Docx
+            | Format::Pptx
+            | Format::Pdf
+            | Format::Xlsx
+            | Format::Xls
+            | Format::Ods
+            | Format::Odt
+            | Format::Odp
+            | Format::Epub
     )
+}
+
+/// RTF and WebVTT, by the opening every such file has.
+fn sniff_announced(head: &[u8]) -> Option<Format> {
+    let text = String::from_utf8_lossy(&head[..head.len().min(64)]);
+    let start = text.trim_start_matches('\u{feff}').trim_start();
+    if start.starts_with("{\\rtf") {
+        Some(Format::Rtf)
+    } else if start.starts_with("WEBVTT")
+        && (start.len() == 6 || start[6..].starts_with(char::is_whitespace))
+    {
+        Some(Format::Vtt)
+    } else {
+        None
+    }
 }
 
 /// Recognises HTML, mailboxes and e-mail messages by their opening, for files
@@ -338,5 +408,44 @@ mod tests {
             None,
             "a compound file without property streams is not a message"
         );
+    }
+
+    #[test]
+    fn opendocument_and_epub_by_their_mimetype_entry() {
+        let package = |mimetype: &str| format!("PK\x03\x04......mimetype{mimetype}PK\x03\x04");
+        let odt = package("application/vnd.oasis.opendocument.text");
+        assert_eq!(
+            detect_format(odt.as_bytes(), b"", Some("zip")),
+            Some(Format::Odt)
+        );
+        let odp = package("application/vnd.oasis.opendocument.presentation");
+        assert_eq!(detect_format(odp.as_bytes(), b"", None), Some(Format::Odp));
+        let epub = package("application/epub+zip");
+        assert_eq!(
+            detect_format(epub.as_bytes(), b"", Some("odt")),
+            Some(Format::Epub)
+        );
+        // A zip without a telling entry is claimed only by its extension.
+        assert_eq!(
+            detect_format(b"PK\x03\x04xx", b"", Some("epub")),
+            Some(Format::Epub)
+        );
+        assert_eq!(detect_format(b"PK\x03\x04xx", b"", Some("zip")), None);
+    }
+
+    #[test]
+    fn rtf_and_webvtt_by_their_opening() {
+        let rtf = b"{\\rtf1\\ansi Hello}";
+        assert_eq!(detect_format(rtf, b"", None), Some(Format::Rtf));
+        assert_eq!(detect_format(rtf, b"", Some("txt")), Some(Format::Rtf));
+        assert_eq!(detect_format(rtf, b"", Some("md")), Some(Format::Md));
+        let vtt = "\u{feff}WEBVTT\n\n00:01.000 --> 00:02.000\nHi\n".as_bytes();
+        assert_eq!(detect_format(vtt, b"", None), Some(Format::Vtt));
+        assert_eq!(detect_format(b"WEBVTTX", b"", None), None);
+        assert_eq!(
+            detect_format(b"= Title", b"", Some("adoc")),
+            Some(Format::Adoc)
+        );
+        assert_eq!(detect_format(b"= Title", b"", Some("asc")), None);
     }
 }

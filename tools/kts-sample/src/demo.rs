@@ -12,7 +12,7 @@ use crate::{
 };
 
 /// (file name, format, Markdown source) of every demo file.
-pub const DEMO_FILES: [(&str, Format, &str); 7] = [
+pub const DEMO_FILES: [(&str, Format, &str); 9] = [
     (
         "pipeline-overview.md",
         Format::Md,
@@ -43,6 +43,16 @@ pub const DEMO_FILES: [(&str, Format, &str); 7] = [
         "document-retention-policy.pdf",
         Format::Pdf,
         include_str!("../docs/policy.md"),
+    ),
+    (
+        "document-formats.odt",
+        Format::Odt,
+        include_str!("../docs/formats.md"),
+    ),
+    (
+        "chunking-handbook.epub",
+        Format::Epub,
+        include_str!("../docs/chunking.md"),
     ),
 ];
 

@@ -20,7 +20,7 @@ pub fn to_html(outline: &Outline) -> Vec<u8> {
     .into_bytes()
 }
 
-fn html_block(block: &Block) -> String {
+pub(crate) fn html_block(block: &Block) -> String {
     match block {
         Block::Heading { level, text } => {
             let level = (*level).clamp(1, 6);

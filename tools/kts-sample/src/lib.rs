@@ -2,7 +2,8 @@
 //!
 //! Tests build an [`Outline`] (by hand or with [`Outline::from_markdown`]) and
 //! render it with [`to_markdown`], [`to_text`], [`to_html`], [`to_json`],
-//! [`to_docx`], [`to_pptx`] or [`to_pdf`] (or [`render`] with a [`Format`]);
+//! [`to_docx`], [`to_pptx`], [`to_pdf`], [`to_odt`] or [`to_epub`] (or
+//! [`render`] with a [`Format`]);
 //! tables (rows of cells) are written with [`to_csv`] and [`to_xlsx`],
 //! e-mail with [`Email`] and [`to_mbox`];
 //! [`damage`] makes broken and hostile copies; [`tiny_png`] makes images.
@@ -15,8 +16,10 @@ pub mod damage;
 mod demo;
 mod docx;
 mod eml;
+mod epub;
 mod html;
 mod json;
+mod odt;
 mod outline;
 mod package;
 mod pdf;
@@ -33,8 +36,10 @@ use std::path::PathBuf;
 pub use demo::{DEMO_FILES, DEMO_MAIL_FILES, DEMO_TABLE_FILES, write_demo};
 pub use docx::to_docx;
 pub use eml::{Email, EmailAttachment, to_mbox};
+pub use epub::to_epub;
 pub use html::to_html;
 pub use json::to_json;
+pub use odt::to_odt;
 pub use outline::{Block, Outline};
 pub use pdf::to_pdf;
 pub use png::tiny_png;
@@ -46,7 +51,7 @@ pub use xlsx::{Cell, Comment, Sheet, to_xlsx};
 pub use kts_record::Format;
 
 /// Every document format kts reads, in the order the writers are listed above.
-pub const ALL_FORMATS: [Format; 7] = [
+pub const ALL_FORMATS: [Format; 9] = [
     Format::Md,
     Format::Txt,
     Format::Html,
@@ -54,6 +59,8 @@ pub const ALL_FORMATS: [Format; 7] = [
     Format::Docx,
     Format::Pptx,
     Format::Pdf,
+    Format::Odt,
+    Format::Epub,
 ];
 
 /// Renders `outline` in `format`. Table formats (CSV, spreadsheets) hold
@@ -68,6 +75,11 @@ pub fn render(outline: &Outline, format: Format) -> anyhow::Result<Vec<u8>> {
         Format::Docx => to_docx(outline)?,
         Format::Pptx => to_pptx(outline)?,
         Format::Pdf => to_pdf(outline)?,
+        Format::Odt => to_odt(outline)?,
+        Format::Epub => to_epub(outline)?,
+        Format::Odp | Format::Rtf | Format::Vtt | Format::Adoc => {
+            anyhow::bail!("kts-sample has no writer for {}", format.as_str())
+        }
         Format::Csv | Format::Xlsx | Format::Xls | Format::Ods => anyhow::bail!(
             "{} holds rows, not an outline: write it with to_csv or to_xlsx",
             format.as_str()
@@ -83,9 +95,9 @@ const AFTER_HELP: &str = "\
 Example:
   kts-sample sample && kts-crawl sample | kts-convert | kts-chunk | head
 
-Writes kts's own documentation as .md, .txt, .html, .json, .docx, .pptx and
-.pdf files, tables about kts as .csv and .xlsx, and an e-mail (.eml) with a
-.docx attached, into DIR (created if needed), one line per file on stderr.";
+Writes kts's own documentation as .md, .txt, .html, .json, .docx, .pptx, .pdf,
+.odt and .epub files, tables about kts as .csv and .xlsx, and an e-mail (.eml)
+with a .docx attached, into DIR (created if needed), one line per file on stderr.";
 
 /// Write a demo scope: kts's own documentation in every format kts reads.
 #[derive(clap::Parser, Debug)]

@@ -1,5 +1,6 @@
-//! Zip packaging shared by the OOXML writers: fixed timestamps and fixed
-//! entry order, so the same outline always gives the same bytes.
+//! Zip packaging shared by the package writers (OOXML, OpenDocument,
+//! EPUB): fixed timestamps and fixed entry order, so the same outline always
+//! gives the same bytes.
 
 use std::io::{Cursor, Write};
 
@@ -22,6 +23,27 @@ pub(crate) fn zip_parts(parts: &[Part]) -> zip::result::ZipResult<Vec<u8>> {
         .last_modified_time(DateTime::default())
         .unix_permissions(0o644);
     let mut zip = ZipWriter::new(Cursor::new(Vec::new()));
+    for (name, bytes) in parts {
+        zip.start_file(name.as_str(), options)?;
+        zip.write_all(bytes)?;
+    }
+    Ok(zip.finish()?.into_inner())
+}
+
+/// A package that names its type in a first, uncompressed `mimetype`
+/// entry (OpenDocument, EPUB), so that its first bytes say what it is; the
+/// other parts follow, deflated, as [`zip_parts`] writes them.
+pub(crate) fn zip_with_mimetype(mimetype: &str, parts: &[Part]) -> zip::result::ZipResult<Vec<u8>> {
+    let stored = SimpleFileOptions::default()
+        .compression_method(CompressionMethod::Stored)
+        .last_modified_time(DateTime::default())
+        .unix_permissions(0o644);
+    let options = stored
+        .compression_method(CompressionMethod::Deflated)
+        .compression_level(Some(6));
+    let mut zip = ZipWriter::new(Cursor::new(Vec::new()));
+    zip.start_file("mimetype", stored)?;
+    zip.write_all(mimetype.as_bytes())?;
     for (name, bytes) in parts {
         zip.start_file(name.as_str(), options)?;
         zip.write_all(bytes)?;

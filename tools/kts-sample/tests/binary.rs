@@ -39,6 +39,8 @@ fn writes_every_format_and_reports_on_stderr() {
             Format::Docx | Format::Pptx => {
                 common::assert_consistent_package(&common::unzip_map(&bytes))
             }
+            Format::Odt => common::assert_opendocument(&bytes, "text"),
+            Format::Epub => common::assert_epub(&bytes),
             Format::Pdf => assert!(
                 !pdf_extract::extract_text_from_mem(&bytes)
                     .unwrap()

@@ -2,7 +2,8 @@ mod common;
 
 use common::{assert_consistent_package, assert_well_formed, full_outline, text, unzip, unzip_map};
 use kts_sample::{
-    Outline, render, tiny_png, to_docx, to_html, to_json, to_markdown, to_pdf, to_pptx, to_text,
+    Outline, render, tiny_png, to_docx, to_epub, to_html, to_json, to_markdown, to_odt, to_pdf,
+    to_pptx, to_text,
 };
 
 #[test]
@@ -343,4 +344,50 @@ fn tiny_png_is_valid() {
 fn xml_helpers_catch_bad_xml() {
     let result = std::panic::catch_unwind(|| assert_well_formed("x", "<a><b></a>"));
     assert!(result.is_err());
+}
+
+#[test]
+fn odt_is_a_valid_opendocument_text_with_every_block() {
+    let bytes = to_odt(&full_outline()).unwrap();
+    common::assert_opendocument(&bytes, "text");
+    let parts = unzip_map(&bytes);
+    let content = text(&parts, "content.xml");
+    for needle in [
+        r#"<text:p text:style-name="Title">Sample &amp; &lt;Test&gt; Report</text:p>"#,
+        r#"<text:h text:style-name="Heading_20_2" text:outline-level="2">Second section</text:h>"#,
+        r#"<text:list text:style-name="Numbers"><text:list-item><text:p>step one</text:p>"#,
+        "<table:table-header-rows>",
+        r#"<text:s text:c="4"/>println!"#,
+        r#"<draw:image xlink:href="Pictures/image1.png""#,
+        "<svg:title>A gradient chart</svg:title>",
+        "<text:p>Notes: Closing notes.</text:p>",
+    ] {
+        assert!(content.contains(needle), "content.xml lacks {needle}");
+    }
+    assert_eq!(parts["Pictures/image1.png"], tiny_png(16, 12, 7));
+    assert!(
+        text(&parts, "meta.xml").contains("<dc:title>Sample &amp; &lt;Test&gt; Report</dc:title>")
+    );
+}
+
+#[test]
+fn epub_chapters_follow_the_outline_in_the_spine() {
+    let bytes = to_epub(&full_outline()).unwrap();
+    common::assert_epub(&bytes);
+    let parts = unzip_map(&bytes);
+    let opf = text(&parts, "OEBPS/content.opf");
+    assert!(opf.contains("<dc:title>Sample &amp; &lt;Test&gt; Report</dc:title>"));
+    // The title's chapter, then one per level-1 or level-2 heading.
+    assert!(opf.contains(
+        r#"<spine><itemref idref="chapter-1"/><itemref idref="chapter-2"/><itemref idref="chapter-3"/><itemref idref="chapter-4"/></spine>"#
+    ));
+    let chapter = |n: usize| text(&parts, &format!("OEBPS/chapter-{n}.xhtml"));
+    assert!(chapter(1).contains("<h1>Sample &amp; &lt;Test&gt; Report</h1>"));
+    assert!(chapter(2).contains("<h1>First section</h1>"));
+    assert!(chapter(3).contains(r#"<img src="images/image1.png" alt="A gradient chart"/>"#));
+    assert!(chapter(4).contains("café"));
+    assert_eq!(parts["OEBPS/images/image1.png"], tiny_png(16, 12, 7));
+    assert!(
+        text(&parts, "OEBPS/nav.xhtml").contains(r#"<a href="chapter-3.xhtml">Second section</a>"#)
+    );
 }

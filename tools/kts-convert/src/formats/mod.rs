@@ -4,18 +4,23 @@
 //! references an external file gets an `external-reference` error), never
 //! panics on bad input, and keeps within `Limits`.
 
+mod asciidoc;
 mod csv;
 mod docx;
+mod epub;
 mod html;
 mod json;
 mod mail;
+mod odf;
 mod ooxml;
 mod pdf;
 mod pptx;
+mod rtf;
 mod sheet_layout;
 mod spreadsheet;
 mod table;
 mod text;
+mod vtt;
 mod xlsx_parts;
 
 use kts_record::{ErrorCode, Format};
@@ -26,7 +31,7 @@ use crate::images::{Image, ImageSink};
 /// Bounds that keep a hostile or broken file from exhausting memory or time.
 #[derive(Clone, Debug)]
 pub struct Limits {
-    /// Total bytes a zip package may decompress to.
+    /// Total bytes a zip package (Office, OpenDocument, EPUB) may decompress to.
     pub max_unpacked_bytes: u64,
     /// Largest compression ratio a zip entry may have (zip bombs exceed it).
     pub max_compression_ratio: u64,
@@ -116,6 +121,12 @@ pub fn convert(format: Format, bytes: &[u8], ctx: &mut Context) -> Result<Conver
         Format::Xlsx => spreadsheet::xlsx(bytes, ctx.limits),
         Format::Xls => spreadsheet::xls(bytes, ctx.limits),
         Format::Ods => spreadsheet::ods(bytes, ctx.limits),
+        Format::Odt => odf::odt(bytes, ctx),
+        Format::Odp => odf::odp(bytes, ctx),
+        Format::Epub => epub::convert(bytes, ctx),
+        Format::Rtf => rtf::convert(bytes),
+        Format::Vtt => vtt::convert(bytes),
+        Format::Adoc => asciidoc::convert(bytes),
         Format::Eml | Format::Mbox | Format::Msg => {
             convert_with_parts(format, bytes, ctx).map(|(converted, _)| converted)
         }

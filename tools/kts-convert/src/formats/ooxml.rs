@@ -1,4 +1,5 @@
-//! Shared reading of Office Open XML packages (docx, pptx, xlsx comments).
+//! Shared reading of Office Open XML packages (docx, pptx, xlsx comments),
+//! and of the other zip packages kts reads (OpenDocument, EPUB).
 //!
 //! [`Package::open`] vets a package before anything parses it: it refuses
 //! legacy/encrypted OLE files, damaged zips, zip bombs (by decompressing every
@@ -394,6 +395,44 @@ pub fn attr(e: &BytesStart, local: &[u8]) -> Option<String> {
                 .map(|s| s.into_owned())
                 .unwrap_or_else(|_| raw.into_owned())
         })
+}
+
+/// Refuses a part whose DTD declares entities. The parser never expands
+/// them (an undeclared reference reads as nothing), so an entity bomb or an
+/// external entity pointing at a local file would be harmless; refusing
+/// says clearly what the file tried.
+pub fn refuse_entity_declarations(part: &str, xml: &[u8]) -> Result<(), ConvertError> {
+    let mut reader = Reader::from_reader(xml);
+    loop {
+        match reader.read_event() {
+            Ok(Event::DocType(doctype)) => {
+                let declarations = String::from_utf8_lossy(&doctype).to_ascii_uppercase();
+                let Some(at) = declarations.find("<!ENTITY") else {
+                    return Ok(());
+                };
+                let entity = &declarations[at..];
+                return Err(if entity.contains("SYSTEM") || entity.contains("PUBLIC") {
+                    ConvertError::new(
+                        ErrorCode::ExternalReference,
+                        format!("{part} declares an external XML entity; it is never read"),
+                    )
+                } else {
+                    ConvertError::new(
+                        ErrorCode::Unsupported,
+                        format!("{part} declares XML entities (a DTD); they are not expanded"),
+                    )
+                });
+            }
+            // The prolog ends at the first element: a DTD cannot follow it.
+            Ok(Event::Start(_) | Event::Empty(_) | Event::Eof) | Err(_) => return Ok(()),
+            _ => {}
+        }
+    }
+}
+
+/// Whether `needle` occurs in `haystack`.
+pub fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    !needle.is_empty() && haystack.windows(needle.len()).any(|w| w == needle)
 }
 
 /// The text an entity or character reference stands for.

@@ -126,6 +126,62 @@ fn resolve(rels_name: &str, target: &str) -> String {
     segments.join("/")
 }
 
+/// An OpenDocument package of `kind` (text, presentation): its uncompressed
+/// `mimetype` entry first, every XML part well-formed, and every part it
+/// holds listed in its manifest.
+pub fn assert_opendocument(bytes: &[u8], kind: &str) {
+    let mut archive = zip::ZipArchive::new(Cursor::new(bytes)).expect("a readable zip");
+    let first = archive.by_index(0).expect("an entry");
+    assert_eq!(first.name(), "mimetype");
+    assert_eq!(first.compression(), zip::CompressionMethod::Stored);
+    drop(first);
+    let parts = unzip_map(bytes);
+    assert_eq!(
+        text(&parts, "mimetype"),
+        format!("application/vnd.oasis.opendocument.{kind}")
+    );
+    for (name, data) in &parts {
+        if name.ends_with(".xml") {
+            assert_well_formed(name, &String::from_utf8_lossy(data));
+        }
+    }
+    let manifest = text(&parts, "META-INF/manifest.xml");
+    for name in parts
+        .keys()
+        .filter(|n| *n != "mimetype" && *n != "META-INF/manifest.xml")
+    {
+        assert!(
+            manifest.contains(&format!("manifest:full-path=\"{name}\"")),
+            "{name} is not in the manifest"
+        );
+    }
+}
+
+/// An EPUB: its uncompressed `mimetype` entry first, every XML and XHTML
+/// part well-formed, and every file of the package document's manifest present.
+pub fn assert_epub(bytes: &[u8]) {
+    let mut archive = zip::ZipArchive::new(Cursor::new(bytes)).expect("a readable zip");
+    let first = archive.by_index(0).expect("an entry");
+    assert_eq!(first.name(), "mimetype");
+    assert_eq!(first.compression(), zip::CompressionMethod::Stored);
+    drop(first);
+    let parts = unzip_map(bytes);
+    assert_eq!(text(&parts, "mimetype"), "application/epub+zip");
+    for (name, data) in &parts {
+        if name.ends_with(".xml") || name.ends_with(".xhtml") || name.ends_with(".opf") {
+            assert_well_formed(name, &String::from_utf8_lossy(data));
+        }
+    }
+    let opf = text(&parts, "OEBPS/content.opf");
+    for href in opf.split("href=\"").skip(1) {
+        let href = href.split('"').next().unwrap();
+        assert!(
+            parts.contains_key(&format!("OEBPS/{href}")),
+            "{href} is missing"
+        );
+    }
+}
+
 /// An outline with every kind of block, three slide-level sections, notes,
 /// characters that need escaping, and a page break.
 pub fn full_outline() -> Outline {
