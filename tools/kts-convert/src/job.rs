@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use crate::formats::{self, Context, ConvertError, Converted};
 use crate::images::{Image, ImageSink};
-use crate::{Settings, metadata, store};
+use crate::{Settings, describe, metadata, store};
 
 const TOOL: &str = "kts-convert";
 /// Name of the threads that run one conversion each (see `quiet_panics_in_converters`).
@@ -137,6 +137,7 @@ fn try_convert_file(file: &FileRecord, settings: &Settings) -> Result<DocRecord,
     let doc_id = scope_path::doc_id(&file.path);
     if settings.use_store
         && let Some(doc) = store::cached(&root, &doc_id, &file.sha256)
+        && (settings.describer.is_none() || describe::all_described(&root, &doc))
     {
         return Ok(doc);
     }
@@ -157,7 +158,14 @@ fn try_convert_file(file: &FileRecord, settings: &Settings) -> Result<DocRecord,
             "not a document format kts converts (judged by its content)",
         )
     })?;
-    let (converted, images) = convert_guarded(format, bytes, settings)?;
+    let (mut converted, mut images) = convert_guarded(format, bytes, settings)?;
+    if let Some(describer) = &settings.describer {
+        let stored = store::documents_dir(&root).join(&doc_id).join("images");
+        let stored = settings.use_store.then_some(stored.as_path());
+        let warnings = describer.describe(&mut images, stored);
+        converted.markdown = describe::into_alt_text(&converted.markdown, &images);
+        add_warnings(&mut converted, warnings);
+    }
     let mut doc = metadata::describe(file, &doc_id, format, converted, &images);
     if settings.use_store {
         store::save(&root, &doc, &images).map_err(|e| {
@@ -171,6 +179,19 @@ fn try_convert_file(file: &FileRecord, settings: &Settings) -> Result<DocRecord,
         doc.images.clear();
     }
     Ok(doc)
+}
+
+fn add_warnings(converted: &mut Converted, warnings: Vec<String>) {
+    if warnings.is_empty() {
+        return;
+    }
+    let entry = converted
+        .properties
+        .entry("warnings")
+        .or_insert_with(|| Value::Array(Vec::new()));
+    if let Value::Array(list) = entry {
+        list.extend(warnings.into_iter().map(Value::String));
+    }
 }
 
 fn scope_root(file: &FileRecord, settings: &Settings) -> PathBuf {
@@ -191,6 +212,7 @@ fn convert_guarded(
 ) -> Result<(Converted, Vec<Image>), ConvertError> {
     let (done_tx, done_rx) = bounded(1);
     let limits = settings.limits.clone();
+    let ocr = settings.ocr.clone();
     let spawned = std::thread::Builder::new()
         .name(CONVERTER_THREAD.into())
         .stack_size(CONVERTER_STACK_BYTES)
@@ -203,6 +225,7 @@ fn convert_guarded(
                     &mut Context {
                         limits: &limits,
                         images: &mut images,
+                        ocr: &ocr,
                     },
                 );
                 converted.map(|c| (c, images.into_images()))

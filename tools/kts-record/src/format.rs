@@ -16,6 +16,10 @@ pub enum Format {
     Xlsx,
     Xls,
     Ods,
+    // Images, read with OCR.
+    Png,
+    Jpg,
+    Tiff,
 }
 
 impl Format {
@@ -32,6 +36,9 @@ impl Format {
             Self::Xlsx => "xlsx",
             Self::Xls => "xls",
             Self::Ods => "ods",
+            Self::Png => "png",
+            Self::Jpg => "jpg",
+            Self::Tiff => "tiff",
         }
     }
 
@@ -49,6 +56,9 @@ impl Format {
             "xlsx" | "xlsm" => Self::Xlsx,
             "xls" => Self::Xls,
             "ods" => Self::Ods,
+            "png" => Self::Png,
+            "jpg" | "jpeg" => Self::Jpg,
+            "tif" | "tiff" => Self::Tiff,
             _ => return None,
         })
     }
@@ -62,6 +72,7 @@ enum Magic {
     Zip(Option<Format>),
     /// An OLE compound file: legacy Office, or an encrypted OOXML package.
     Compound,
+    Image(Format),
     Binary,
     Text,
 }
@@ -93,6 +104,9 @@ fn sniff(head: &[u8], zip_names: &[u8]) -> Magic {
         };
         return Magic::Zip(office);
     }
+    if let Some(image) = image_format(head) {
+        return Magic::Image(image);
+    }
     if head.starts_with(&[0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1]) {
         return Magic::Compound;
     }
@@ -112,6 +126,16 @@ fn sniff(head: &[u8], zip_names: &[u8]) -> Magic {
     Magic::Text
 }
 
+/// The image format a file's signature names.
+fn image_format(head: &[u8]) -> Option<Format> {
+    match head {
+        [0x89, b'P', b'N', b'G', b'\r', b'\n', 0x1A, b'\n', ..] => Some(Format::Png),
+        [0xFF, 0xD8, 0xFF, ..] => Some(Format::Jpg),
+        [b'I', b'I', 0x2A, 0, ..] | [b'M', b'M', 0, 0x2A, ..] => Some(Format::Tiff),
+        _ => None,
+    }
+}
+
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     haystack.windows(needle.len()).any(|w| w == needle)
 }
@@ -129,6 +153,7 @@ pub fn detect_format(head: &[u8], tail: &[u8], extension: Option<&str>) -> Optio
     match sniff(head, &names) {
         Magic::Pdf => Some(Format::Pdf),
         Magic::Zip(Some(office)) => Some(office),
+        Magic::Image(image) => Some(image),
         Magic::Zip(None) | Magic::Compound | Magic::Binary => by_extension.filter(|f| {
             matches!(
                 f,
@@ -138,6 +163,9 @@ pub fn detect_format(head: &[u8], tail: &[u8], extension: Option<&str>) -> Optio
                     | Format::Xlsx
                     | Format::Xls
                     | Format::Ods
+                    | Format::Png
+                    | Format::Jpg
+                    | Format::Tiff
             )
         }),
         Magic::Text => match by_extension {
@@ -236,5 +264,27 @@ mod tests {
         );
         let ods = b"PK\x03\x04........mimetypeapplication/vnd.oasis.opendocument.spreadsheetPK";
         assert_eq!(detect_format(ods, b"", None), Some(Format::Ods));
+    }
+
+    #[test]
+    fn images_are_known_by_their_signature() {
+        let png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR";
+        assert_eq!(detect_format(png, b"", Some("jpg")), Some(Format::Png));
+        assert_eq!(detect_format(png, b"", None), Some(Format::Png));
+        assert_eq!(
+            detect_format(&[0xFF, 0xD8, 0xFF, 0xE0, 0], b"", None),
+            Some(Format::Jpg)
+        );
+        assert_eq!(
+            detect_format(b"II*\0\x08\0\0\0", b"", Some("bin")),
+            Some(Format::Tiff)
+        );
+        assert_eq!(
+            detect_format(b"MM\0*\0\0\0\x08", b"", None),
+            Some(Format::Tiff)
+        );
+        // A damaged image keeps its extension's claim, so the converter reports it.
+        assert_eq!(detect_format(&[0, 1, 2], b"", Some("PNG")), Some(Format::Png));
+        assert_eq!(detect_format(&[0, 1, 2], b"", Some("gif")), None);
     }
 }

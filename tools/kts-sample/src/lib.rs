@@ -69,6 +69,9 @@ pub fn render(outline: &Outline, format: Format) -> anyhow::Result<Vec<u8>> {
             "{} holds rows, not an outline: write it with to_csv or to_xlsx",
             format.as_str()
         ),
+        Format::Png | Format::Jpg | Format::Tiff => {
+            anyhow::bail!("kts-sample does not draw {} images", format.as_str())
+        }
     })
 }
 

@@ -7,6 +7,8 @@
 mod csv;
 mod docx;
 mod html;
+mod image;
+mod image_size;
 mod json;
 mod ooxml;
 mod pdf;
@@ -21,6 +23,7 @@ use kts_record::{ErrorCode, Format};
 use serde_json::{Map, Value};
 
 use crate::images::ImageSink;
+use crate::ocr::Ocr;
 
 /// Bounds that keep a hostile or broken file from exhausting memory or time.
 #[derive(Clone, Debug)]
@@ -78,6 +81,7 @@ impl ConvertError {
 pub struct Context<'a> {
     pub limits: &'a Limits,
     pub images: &'a mut ImageSink,
+    pub ocr: &'a Ocr,
 }
 
 /// Converts a file's bytes, already known to be of `format`.
@@ -94,5 +98,6 @@ pub fn convert(format: Format, bytes: &[u8], ctx: &mut Context) -> Result<Conver
         Format::Xlsx => spreadsheet::xlsx(bytes, ctx.limits),
         Format::Xls => spreadsheet::xls(bytes, ctx.limits),
         Format::Ods => spreadsheet::ods(bytes, ctx.limits),
+        Format::Png | Format::Jpg | Format::Tiff => image::convert(bytes, format.as_str(), ctx),
     }
 }
