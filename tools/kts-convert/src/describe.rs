@@ -35,10 +35,7 @@ impl Describer {
         for image in images.iter_mut() {
             let cached = stored
                 .and_then(|dir| std::fs::read_to_string(dir.join(description_file(image))).ok());
-            let described = match cached {
-                Some(text) => Ok(text),
-                None => self.run(image),
-            };
+            let described = cached.map_or_else(|| self.run(image), Ok);
             match described {
                 Ok(text) => image.description = Some(clean(&text)),
                 Err(why) => warnings.push(format!(
@@ -51,7 +48,8 @@ impl Describer {
     }
 
     fn run(&self, image: &Image) -> Result<String, String> {
-        let dir = tempfile::tempdir().map_err(|e| format!("cannot make a temporary folder: {e}"))?;
+        let dir =
+            tempfile::tempdir().map_err(|e| format!("cannot make a temporary folder: {e}"))?;
         let path = dir.path().join(image.file_name());
         std::fs::write(&path, &image.bytes)
             .map_err(|e| format!("cannot write the image for it: {e}"))?;
@@ -78,11 +76,22 @@ pub fn description_file(image: &Image) -> String {
     format!("{}.txt", image.sha256)
 }
 
-/// Whether every image of a stored document has its description.
-pub fn all_described(root: &Path, doc: &DocRecord) -> bool {
-    doc.images
-        .iter()
-        .all(|image| root.join(&image.path).with_extension("txt").is_file())
+/// The metadata key that counts the images a document's Markdown describes.
+pub const DESCRIBED: &str = "described_images";
+
+/// Whether a stored conversion's Markdown describes every one of its images.
+pub fn all_described(doc: &DocRecord) -> bool {
+    doc.images.is_empty()
+        || doc.metadata.get(DESCRIBED).and_then(|n| n.as_u64()) == Some(doc.images.len() as u64)
+}
+
+/// Keeps the descriptions stored in `stored` with their images, without
+/// using them, so that a run without `--describe-images` does not throw
+/// away what an earlier run paid for.
+pub fn carry_over(images: &mut [Image], stored: &Path) {
+    for image in images {
+        image.description = std::fs::read_to_string(stored.join(description_file(image))).ok();
+    }
 }
 
 /// One line, without the brackets that would end the alt text, cut to length.
@@ -158,6 +167,9 @@ mod tests {
     #[test]
     fn descriptions_are_one_bounded_line() {
         assert_eq!(clean("  A [red]\n circle \n"), "A red circle");
-        assert_eq!(clean(&"é".repeat(3000)).chars().count(), MAX_DESCRIPTION_CHARS);
+        assert_eq!(
+            clean(&"é".repeat(3000)).chars().count(),
+            MAX_DESCRIPTION_CHARS
+        );
     }
 }

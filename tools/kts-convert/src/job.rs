@@ -137,7 +137,7 @@ fn try_convert_file(file: &FileRecord, settings: &Settings) -> Result<DocRecord,
     let doc_id = scope_path::doc_id(&file.path);
     if settings.use_store
         && let Some(doc) = store::cached(&root, &doc_id, &file.sha256)
-        && (settings.describer.is_none() || describe::all_described(&root, &doc))
+        && (settings.describer.is_none() || describe::all_described(&doc))
     {
         return Ok(doc);
     }
@@ -159,12 +159,18 @@ fn try_convert_file(file: &FileRecord, settings: &Settings) -> Result<DocRecord,
         )
     })?;
     let (mut converted, mut images) = convert_guarded(format, bytes, settings)?;
+    let stored_images = store::documents_dir(&root).join(&doc_id).join("images");
     if let Some(describer) = &settings.describer {
-        let stored = store::documents_dir(&root).join(&doc_id).join("images");
-        let stored = settings.use_store.then_some(stored.as_path());
+        let stored = settings.use_store.then_some(stored_images.as_path());
         let warnings = describer.describe(&mut images, stored);
         converted.markdown = describe::into_alt_text(&converted.markdown, &images);
+        let described = images.iter().filter(|i| i.description.is_some()).count();
+        converted
+            .properties
+            .insert(describe::DESCRIBED.into(), Value::from(described));
         add_warnings(&mut converted, warnings);
+    } else if settings.use_store {
+        describe::carry_over(&mut images, &stored_images);
     }
     let mut doc = metadata::describe(file, &doc_id, format, converted, &images);
     if settings.use_store {

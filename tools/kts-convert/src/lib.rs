@@ -96,11 +96,21 @@ pub struct Args {
     pub max_megapixels: u64,
 
     /// The tesseract program.
-    #[arg(long, value_name = "CMD", env = "KTS_TESSERACT", default_value = "tesseract")]
+    #[arg(
+        long,
+        value_name = "CMD",
+        env = "KTS_TESSERACT",
+        default_value = "tesseract"
+    )]
     pub tesseract: String,
 
     /// The pdftoppm program (poppler-utils).
-    #[arg(long, value_name = "CMD", env = "KTS_PDFTOPPM", default_value = "pdftoppm")]
+    #[arg(
+        long,
+        value_name = "CMD",
+        env = "KTS_PDFTOPPM",
+        default_value = "pdftoppm"
+    )]
     pub pdftoppm: String,
 
     /// Describe each image with this shell command: it gets the image's path

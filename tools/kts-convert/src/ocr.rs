@@ -78,7 +78,12 @@ impl Ocr {
     }
 
     /// Renders page `number` of the PDF at `pdf` into `dir` and reads it.
-    pub fn pdf_page_text(&self, pdf: &Path, number: u32, dir: &Path) -> Result<String, ConvertError> {
+    pub fn pdf_page_text(
+        &self,
+        pdf: &Path,
+        number: u32,
+        dir: &Path,
+    ) -> Result<String, ConvertError> {
         let page = number.to_string();
         let stem = dir.join(format!("page-{number}"));
         let mut command = Command::new(&self.pdftoppm);

@@ -109,7 +109,14 @@ fn scanned_pdf(jpeg: &[u8], first_page_text: &str) -> Vec<u8> {
         Operation::new("q", vec![]),
         Operation::new(
             "cm",
-            vec![612.into(), 0.into(), 0.into(), 792.into(), 0.into(), 0.into()],
+            vec![
+                612.into(),
+                0.into(),
+                0.into(),
+                792.into(),
+                0.into(),
+                0.into(),
+            ],
         ),
         Operation::new("Do", vec!["Im1".into()]),
         Operation::new("Q", vec![]),
@@ -262,14 +269,26 @@ fn ocr_never_leaves_scanned_pages_and_images_empty_and_always_reads_every_page()
     let page = markdown(&records[0]);
     assert_eq!(word_recall(page), 0.0, "{page}");
     assert!(page.starts_with("<!-- page: 1 -->"), "{page}");
-    assert!(warnings(&records[0]).contains("--ocr never"), "{}", records[0]);
+    assert!(
+        warnings(&records[0]).contains("--ocr never"),
+        "{}",
+        records[0]
+    );
     assert!(records[0]["metadata"].get("ocr_pages").is_none());
     assert_eq!(markdown(&records[1]), "");
-    assert!(warnings(&records[1]).contains("--ocr never"), "{}", records[1]);
+    assert!(
+        warnings(&records[1]).contains("--ocr never"),
+        "{}",
+        records[1]
+    );
 
     // `always` reads the page even though it has a text layer; `auto` keeps the layer.
     let (_, auto) = convert(root, &["source.pdf"], &[]);
-    assert!(auto[0]["metadata"].get("ocr_pages").is_none(), "{}", auto[0]);
+    assert!(
+        auto[0]["metadata"].get("ocr_pages").is_none(),
+        "{}",
+        auto[0]
+    );
     let (output, always) = convert(root, &["source.pdf"], &["--ocr", "always"]);
     assert!(output.status.success(), "{output:?}");
     assert_eq!(always[0]["metadata"]["ocr_pages"], 1, "{}", always[0]);
@@ -330,7 +349,10 @@ fn without_tesseract_each_file_that_needs_ocr_is_ocr_unavailable_with_one_warnin
                 assert_eq!(record["code"], "ocr-unavailable", "{path}: {record}");
                 assert_eq!(record["path"], *path);
                 assert!(
-                    record["message"].as_str().unwrap().contains("/nonexistent/"),
+                    record["message"]
+                        .as_str()
+                        .unwrap()
+                        .contains("/nonexistent/"),
                     "{record}"
                 );
             } else {
@@ -380,14 +402,16 @@ fn huge_and_damaged_images_are_refused_before_ocr() {
     std::fs::write(root.join("cut.jpg"), [0xFF, 0xD8, 0xFF, 0xE0, 0, 16, 1]).unwrap();
     std::fs::write(root.join("text.tiff"), b"this is no image at all").unwrap();
     let paths = ["huge.png", "zero.png", "cut.png", "cut.jpg", "text.tiff"];
-    let (output, records) = convert(
-        root,
-        &paths,
-        &["--tesseract", tesseract.to_str().unwrap()],
-    );
+    let (output, records) = convert(root, &paths, &["--tesseract", tesseract.to_str().unwrap()]);
     assert_eq!(output.status.code(), Some(1), "{output:?}");
-    let codes: Vec<&str> = records.iter().map(|r| r["code"].as_str().unwrap()).collect();
-    assert_eq!(codes, ["too-large", "corrupt", "corrupt", "corrupt", "corrupt"]);
+    let codes: Vec<&str> = records
+        .iter()
+        .map(|r| r["code"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        codes,
+        ["too-large", "corrupt", "corrupt", "corrupt", "corrupt"]
+    );
     let huge = records[0]["message"].as_str().unwrap();
     assert!(
         huge.contains("20000 × 20000") && huge.contains("--max-megapixels"),
@@ -402,7 +426,12 @@ fn huge_and_damaged_images_are_refused_before_ocr() {
     let (_, records) = convert(
         root,
         &["huge.png"],
-        &["--tesseract", tesseract.to_str().unwrap(), "--max-megapixels", "500"],
+        &[
+            "--tesseract",
+            tesseract.to_str().unwrap(),
+            "--max-megapixels",
+            "500",
+        ],
     );
     assert_eq!(records[0]["schema"], "kts.doc/1", "{}", records[0]);
     assert!(markdown(&records[0]).contains("should not run"));
@@ -422,7 +451,12 @@ fn a_page_that_takes_too_long_is_killed_and_reported_as_timeout() {
     let (output, records) = convert(
         root,
         &["slow.png", "scanned.pdf"],
-        &["--tesseract", tesseract.to_str().unwrap(), "--ocr-timeout", "1"],
+        &[
+            "--tesseract",
+            tesseract.to_str().unwrap(),
+            "--ocr-timeout",
+            "1",
+        ],
     );
     assert!(
         started.elapsed() < Duration::from_secs(20),
@@ -433,9 +467,17 @@ fn a_page_that_takes_too_long_is_killed_and_reported_as_timeout() {
     for record in &records {
         assert_eq!(record["code"], "timeout", "{record}");
         assert!(
-            record["message"].as_str().unwrap().contains("--ocr-timeout"),
+            record["message"]
+                .as_str()
+                .unwrap()
+                .contains("--ocr-timeout"),
             "{record}"
         );
     }
-    assert!(records[1]["message"].as_str().unwrap().starts_with("page 1:"));
+    assert!(
+        records[1]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("page 1:")
+    );
 }

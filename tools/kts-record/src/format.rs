@@ -284,7 +284,10 @@ mod tests {
             Some(Format::Tiff)
         );
         // A damaged image keeps its extension's claim, so the converter reports it.
-        assert_eq!(detect_format(&[0, 1, 2], b"", Some("PNG")), Some(Format::Png));
+        assert_eq!(
+            detect_format(&[0, 1, 2], b"", Some("PNG")),
+            Some(Format::Png)
+        );
         assert_eq!(detect_format(&[0, 1, 2], b"", Some("gif")), None);
     }
 }

@@ -8,7 +8,11 @@ use super::image_size::largest_page;
 use super::{Context, ConvertError, Converted, pdf::paragraphs};
 use crate::ocr::OcrMode;
 
-pub fn convert(bytes: &[u8], extension: &str, ctx: &mut Context) -> Result<Converted, ConvertError> {
+pub fn convert(
+    bytes: &[u8],
+    extension: &str,
+    ctx: &mut Context,
+) -> Result<Converted, ConvertError> {
     let (width, height) = largest_page(bytes).map_err(ConvertError::corrupt)?;
     if width == 0 || height == 0 {
         return Err(ConvertError::corrupt(format!(
@@ -31,7 +35,10 @@ pub fn convert(bytes: &[u8], extension: &str, ctx: &mut Context) -> Result<Conve
     properties.insert("width".into(), Value::from(width));
     properties.insert("height".into(), Value::from(height));
     let text = if ctx.ocr.mode == OcrMode::Never {
-        warn(&mut properties, "OCR is off (--ocr never): the image's text is not read");
+        warn(
+            &mut properties,
+            "OCR is off (--ocr never): the image's text is not read",
+        );
         String::new()
     } else {
         ocr_text(bytes, extension, ctx)?
@@ -48,8 +55,12 @@ pub fn convert(bytes: &[u8], extension: &str, ctx: &mut Context) -> Result<Conve
 }
 
 fn ocr_text(bytes: &[u8], extension: &str, ctx: &Context) -> Result<String, ConvertError> {
-    let io_error =
-        |e: std::io::Error| ConvertError::new(ErrorCode::Io, format!("cannot write a temporary copy of the image: {e}"));
+    let io_error = |e: std::io::Error| {
+        ConvertError::new(
+            ErrorCode::Io,
+            format!("cannot write a temporary copy of the image: {e}"),
+        )
+    };
     let dir = tempfile::tempdir().map_err(io_error)?;
     let path = dir.path().join(format!("image.{extension}"));
     std::fs::write(&path, bytes).map_err(io_error)?;

@@ -93,7 +93,9 @@ pub fn convert(bytes: &[u8], ctx: &mut Context) -> Result<Converted, ConvertErro
     }
     if !has_text {
         warnings.push(match ctx.ocr.mode {
-            OcrMode::Never => "no text layer (a scanned image?) and OCR is off (--ocr never)".into(),
+            OcrMode::Never => {
+                "no text layer (a scanned image?) and OCR is off (--ocr never)".into()
+            }
             _ => "no text, neither in a text layer nor found by OCR".into(),
         });
     }
