@@ -1,6 +1,6 @@
 complete -c kts-convert -l root -d 'Scope root for records that do not name one (paths are relative to it)' -r -F
 complete -c kts-convert -s j -l threads -d 'Worker threads [default: the number of cores]' -r
-complete -c kts-convert -l timeout -d 'Give up on a document after this many seconds' -r
+complete -c kts-convert -l timeout -d 'Give up on a document after this many seconds (OCR included: raise it for long scans)' -r
 complete -c kts-convert -l max-unpacked-mib -d 'Largest total a zip package (docx, pptx, xlsx, ods) may decompress to, in MiB' -r
 complete -c kts-convert -l max-pages -d 'Refuse PDFs with more pages than this' -r
 complete -c kts-convert -l max-cells -d 'Read at most this many non-empty cells of a workbook; the rest is left out with a warning' -r

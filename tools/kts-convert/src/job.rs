@@ -5,6 +5,7 @@ use std::io::Read;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Instant;
 
 use anyhow::Context as _;
 use crossbeam_channel::{RecvTimeoutError, bounded, unbounded};
@@ -15,6 +16,7 @@ use serde_json::Value;
 
 use crate::formats::{self, Context, ConvertError, Converted};
 use crate::images::{Image, ImageSink};
+use crate::ocr::Ocr;
 use crate::{Settings, describe, metadata, store};
 
 const TOOL: &str = "kts-convert";
@@ -218,7 +220,10 @@ fn convert_guarded(
 ) -> Result<(Converted, Vec<Image>), ConvertError> {
     let (done_tx, done_rx) = bounded(1);
     let limits = settings.limits.clone();
-    let ocr = settings.ocr.clone();
+    let ocr = Ocr {
+        deadline: Some(Instant::now() + settings.timeout),
+        ..settings.ocr.clone()
+    };
     let spawned = std::thread::Builder::new()
         .name(CONVERTER_THREAD.into())
         .stack_size(CONVERTER_STACK_BYTES)

@@ -60,7 +60,8 @@ pub struct Args {
     #[arg(long, short = 'j', value_name = "N")]
     pub threads: Option<usize>,
 
-    /// Give up on a document after this many seconds.
+    /// Give up on a document after this many seconds (OCR included: raise it
+    /// for long scans).
     #[arg(long, value_name = "SECONDS", default_value_t = 120)]
     pub timeout: u64,
 
@@ -170,6 +171,7 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
             languages: args.ocr_languages.clone(),
             page_timeout: Duration::from_secs(args.ocr_timeout.max(1)),
             max_pixels: args.max_megapixels.saturating_mul(1_000_000),
+            deadline: None,
         },
         describer: args
             .describe_images

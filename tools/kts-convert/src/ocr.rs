@@ -4,7 +4,7 @@
 
 use std::path::Path;
 use std::process::Command;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use kts_record::ErrorCode;
 
@@ -46,6 +46,9 @@ pub struct Ocr {
     pub page_timeout: Duration,
     /// Largest image, in pixels, that is read.
     pub max_pixels: u64,
+    /// When the document's own time limit (--timeout) runs out. A conversion
+    /// past it is abandoned, so no page is started after it.
+    pub deadline: Option<Instant>,
 }
 
 impl Default for Ocr {
@@ -57,6 +60,7 @@ impl Default for Ocr {
             languages: "eng".into(),
             page_timeout: Duration::from_secs(60),
             max_pixels: 50_000_000,
+            deadline: None,
         }
     }
 }
@@ -72,7 +76,7 @@ impl Ocr {
             .arg(&self.languages)
             // Documents are converted in parallel already: one thread each.
             .env("OMP_THREAD_LIMIT", "1");
-        let text = child::output(&mut command, self.page_timeout, MAX_TEXT_BYTES)
+        let text = child::output(&mut command, self.time_left()?, MAX_TEXT_BYTES)
             .map_err(|e| self.failure("tesseract", &self.tesseract, e))?;
         Ok(String::from_utf8_lossy(&text).into_owned())
     }
@@ -92,12 +96,27 @@ impl Ocr {
             .args(["-scale-to", &PAGE_PIXELS.to_string()])
             .arg(pdf)
             .arg(&stem);
-        child::output(&mut command, self.page_timeout, MAX_TEXT_BYTES)
+        child::output(&mut command, self.time_left()?, MAX_TEXT_BYTES)
             .map_err(|e| self.failure("pdftoppm", &self.pdftoppm, e))?;
         let image = stem.with_extension("png");
         let text = self.image_text(&image);
         let _ = std::fs::remove_file(&image);
         text
+    }
+
+    /// The time a program may take on this page.
+    fn time_left(&self) -> Result<Duration, ConvertError> {
+        let Some(deadline) = self.deadline else {
+            return Ok(self.page_timeout);
+        };
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(ConvertError::new(
+                ErrorCode::Timeout,
+                "the document's time limit (--timeout) ran out during OCR",
+            ));
+        }
+        Ok(left.min(self.page_timeout))
     }
 
     fn failure(&self, program: &str, command: &str, error: ChildError) -> ConvertError {

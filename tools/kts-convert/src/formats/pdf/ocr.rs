@@ -73,3 +73,25 @@ pub fn read_pages(
     }
     Ok(read)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Instant;
+
+    use super::*;
+
+    #[test]
+    fn no_page_is_started_after_the_document_ran_out_of_time() {
+        let mut pages = BTreeMap::from([(1, Vec::new()), (2, Vec::new())]);
+        // Programs that cannot run: reaching them would say ocr-unavailable.
+        let ocr = Ocr {
+            tesseract: "/nonexistent/tesseract".into(),
+            pdftoppm: "/nonexistent/pdftoppm".into(),
+            deadline: Some(Instant::now()),
+            ..Ocr::default()
+        };
+        let error = read_pages(b"%PDF-1.4", &mut pages, &ocr, &mut Vec::new()).unwrap_err();
+        assert_eq!(error.code, ErrorCode::Timeout, "{error:?}");
+        assert!(error.message.contains("--timeout"), "{error:?}");
+    }
+}
