@@ -1,5 +1,5 @@
 //! PDF: text page by page with pdf-extract; metadata, page tree checks and
-//! JPEG images with lopdf.
+//! JPEG images with lopdf; pages without text read with OCR (see [`ocr`]).
 //!
 //! pdf-extract trusts the file: it follows form XObjects recursively without a
 //! depth limit, follows `/Parent` links without cycle checks and panics on many
