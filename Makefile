@@ -3,11 +3,11 @@ CARGO ?= cargo
 RELEASE := target/release
 SAMPLE := sample
 
-.PHONY: help models mcp-client spark build demo test test-shared lint docs eval bench bench-embed bench-query bench-graph bench-reindex bench-federation bench-routing bench-mcp bench-lexical bench-update bench-spark clean-sample
+.PHONY: help models mcp-client ocr-tools spark build demo test test-shared lint docs eval bench bench-embed bench-query bench-graph bench-reindex bench-federation bench-routing bench-mcp bench-lexical bench-update bench-spark clean-sample
 
 help:
 	@echo "make demo         write the bundled sample to $(SAMPLE)/ and run the pipeline on it"
-	@echo "make test         run every self-contained test"
+	@echo "make test         run every self-contained test (needs tesseract and pdftoppm: apt-get install -y tesseract-ocr tesseract-ocr-eng poppler-utils)"
 	@echo "make test-shared  run the suites that measure against ../shared (fixtures, quality)"
 	@echo "make lint         cargo fmt --check and clippy with warnings as errors"
 	@echo "make docs         regenerate schemas/, man/ and completions/ from the code"
@@ -45,9 +45,18 @@ spark:
 
 # Tests run against release builds: the demo, the evaluation and the benchmarks
 # use them too, so every dependency is compiled once, in one profile.
-test: models mcp-client
+test: models mcp-client ocr-tools
 	$(CARGO) build --release --workspace --bins
 	$(CARGO) test --release --workspace
+
+# The OCR tests read scans with tesseract and pdftoppm; they fail, not skip,
+# without them, so say how to install them before anything is built.
+OCR_INSTALL := apt-get install -y tesseract-ocr tesseract-ocr-eng poppler-utils
+ocr-tools:
+	@for program in tesseract pdftoppm; do \
+	  command -v $$program >/dev/null || { echo "make test needs $$program; install it (as root) with: $(OCR_INSTALL)"; exit 1; }; \
+	done
+	@tesseract --list-langs 2>/dev/null | grep -qx eng || { echo "tesseract has no English data; install it (as root) with: $(OCR_INSTALL)"; exit 1; }
 
 test-shared: models spark
 	$(CARGO) build --release --workspace --bins

@@ -23,7 +23,7 @@ _kts__convert() {
 
     case "${cmd}" in
         kts__convert)
-            opts="-j -q -h -V --root --threads --timeout --max-unpacked-mib --max-pages --max-cells --no-store --fail-fast --stats --quiet --help --version"
+            opts="-j -q -h -V --root --threads --timeout --max-unpacked-mib --max-pages --max-cells --ocr --ocr-languages --ocr-timeout --max-megapixels --tesseract --pdftoppm --describe-images --describe-timeout --no-store --fail-fast --stats --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -54,6 +54,38 @@ _kts__convert() {
                     return 0
                     ;;
                 --max-cells)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ocr)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --ocr-languages)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ocr-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-megapixels)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tesseract)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --pdftoppm)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --describe-images)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --describe-timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -1,6 +1,7 @@
 complete -c kts-crawl -l changed-only -d 'Emit only files that need work: new and changed ones, and deletions'
 complete -c kts-crawl -l dry-run -d 'Report without recording: the manifest is left as it was'
 complete -c kts-crawl -l unchanged-scopes -d 'DIR is a knowledge root: read scope folder names on stdin, one a line, and print those with nothing to do (every file indexed as it is, none deleted)'
+complete -c kts-crawl -s v -l verbose -d 'Name each file skipped because kts does not read its format'
 complete -c kts-crawl -l stats -d 'Print a one-line summary on stderr at the end'
 complete -c kts-crawl -s q -l quiet -d 'Do not print per-record errors and warnings (the exit status still tells)'
 complete -c kts-crawl -s h -l help -d 'Print help'

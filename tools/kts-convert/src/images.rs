@@ -8,6 +8,8 @@ pub struct Image {
     pub sha256: String,
     pub extension: String,
     pub bytes: Vec<u8>,
+    /// What `--describe-images` said the image shows.
+    pub description: Option<String>,
 }
 
 impl Image {
@@ -37,6 +39,7 @@ impl ImageSink {
                 sha256: sha256.clone(),
                 extension: extension.clone(),
                 bytes: bytes.to_vec(),
+                description: None,
             });
         }
         format!("images/{sha256}.{extension}")

@@ -5,6 +5,7 @@ use std::io::Read;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Instant;
 
 use anyhow::Context as _;
 use crossbeam_channel::{RecvTimeoutError, bounded, unbounded};
@@ -15,7 +16,8 @@ use serde_json::Value;
 
 use crate::formats::{self, Context, ConvertError, Converted, Part};
 use crate::images::{Image, ImageSink};
-use crate::{Settings, metadata, parts, store};
+use crate::ocr::Ocr;
+use crate::{Settings, describe, metadata, parts, store};
 
 const TOOL: &str = "kts-convert";
 /// Name of the threads that run one conversion each (see `quiet_panics_in_converters`).
@@ -145,6 +147,7 @@ fn try_convert_file(file: &FileRecord, settings: &Settings) -> Result<Vec<Output
     let doc_id = scope_path::doc_id(&file.path);
     if settings.use_store
         && let Some(outputs) = cached(&root, &doc_id, &file.sha256)
+        && (settings.describer.is_none() || all_described(&outputs))
     {
         return Ok(outputs);
     }
@@ -165,7 +168,20 @@ fn try_convert_file(file: &FileRecord, settings: &Settings) -> Result<Vec<Output
             "not a document format kts converts (judged by its content)",
         )
     })?;
-    let (converted, found, images) = convert_guarded(format, bytes, settings)?;
+    let (mut converted, found, mut images) = convert_guarded(format, bytes, settings)?;
+    let stored_images = store::documents_dir(&root).join(&doc_id).join("images");
+    if let Some(describer) = &settings.describer {
+        let stored = settings.use_store.then_some(stored_images.as_path());
+        let warnings = describer.describe(&mut images, stored);
+        converted.markdown = describe::into_alt_text(&converted.markdown, &images);
+        let described = images.iter().filter(|i| i.description.is_some()).count();
+        converted
+            .properties
+            .insert(describe::DESCRIBED.into(), Value::from(described));
+        add_warnings(&mut converted, warnings);
+    } else if settings.use_store {
+        describe::carry_over(&mut images, &stored_images);
+    }
     let mut doc = metadata::describe(file, &doc_id, format, converted, &images);
     let mut outputs = vec![];
     // Parts are stored before their file's document, so a stored file
@@ -219,6 +235,27 @@ fn cached(root: &Path, doc_id: &str, source_sha256: &str) -> Option<Vec<Output>>
     Some(outputs)
 }
 
+/// Whether every stored document's images have descriptions.
+fn all_described(outputs: &[Output]) -> bool {
+    outputs.iter().all(|output| match output {
+        Output::Doc(doc) => describe::all_described(doc),
+        _ => true,
+    })
+}
+
+fn add_warnings(converted: &mut Converted, warnings: Vec<String>) {
+    if warnings.is_empty() {
+        return;
+    }
+    let entry = converted
+        .properties
+        .entry("warnings")
+        .or_insert_with(|| Value::Array(Vec::new()));
+    if let Value::Array(list) = entry {
+        list.extend(warnings.into_iter().map(Value::String));
+    }
+}
+
 fn scope_root(file: &FileRecord, settings: &Settings) -> PathBuf {
     file.root
         .as_ref()
@@ -237,6 +274,10 @@ fn convert_guarded(
 ) -> Result<(Converted, Vec<Part>, Vec<Image>), ConvertError> {
     let (done_tx, done_rx) = bounded(1);
     let limits = settings.limits.clone();
+    let ocr = Ocr {
+        deadline: Some(Instant::now() + settings.timeout),
+        ..settings.ocr.clone()
+    };
     let spawned = std::thread::Builder::new()
         .name(CONVERTER_THREAD.into())
         .stack_size(CONVERTER_STACK_BYTES)
@@ -249,6 +290,7 @@ fn convert_guarded(
                     &mut Context {
                         limits: &limits,
                         images: &mut images,
+                        ocr: &ocr,
                     },
                 );
                 converted.map(|(c, parts)| (c, parts, images.into_images()))

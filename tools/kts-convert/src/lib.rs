@@ -4,11 +4,14 @@
 //! order. A file that cannot be converted becomes a `kts.error/1` record and
 //! the stream goes on; other records pass through unchanged.
 
+mod child;
+mod describe;
 pub mod formats;
 pub mod images;
 mod job;
 mod metadata;
 mod parts;
+pub mod ocr;
 mod store;
 
 use std::path::PathBuf;
@@ -16,8 +19,9 @@ use std::time::Duration;
 
 use clap::{CommandFactory, Parser};
 use kts_cli::{Exit, Incoming, JsonlReader, JsonlWriter};
+use ocr::{Ocr, OcrMode};
 
-const ABOUT: &str = "Convert documents (md, txt, html, json, docx, pptx, pdf, csv, xlsx, xls, ods, odt, odp, epub, rtf, vtt, adoc, eml, mbox, msg) to Markdown kts.doc/1 records";
+const ABOUT: &str = "Convert documents (md, txt, html, json, docx, pptx, pdf, csv, xlsx, xls, ods, odt, odp, epub, rtf, vtt, adoc, eml, mbox, msg; png, jpg, tiff and scanned pages by OCR) to Markdown kts.doc/1 records";
 
 const AFTER_HELP: &str = "\
 Reads kts.file/1 records (from kts-crawl) on stdin and writes one kts.doc/1
@@ -33,13 +37,22 @@ mailbox at FILE#message/N. The Markdown, metadata and images are also kept in
 ROOT/.kts/documents/<doc_id>/ (content.md, metadata.json, images/<sha256>.<ext>);
 an unchanged file is served from there without converting it again.
 
+Images (png, jpg, tiff) and PDF pages without a text layer are read with OCR:
+tesseract reads them, pdftoppm (poppler-utils) renders the pages, each run with
+a time limit per page (--ocr-timeout). An image larger than --max-megapixels is
+refused before it is decoded. Without those programs, a file that needs OCR
+becomes an ocr-unavailable error record. --describe-images CMD runs CMD IMAGE
+once per image a document holds; what it prints becomes the image's alt text,
+and is kept beside the image (images/<sha256>.txt) for later runs.
+
 A file that cannot be converted (corrupt, encrypted, unsupported, empty, too
 large, referencing local files) becomes a kts.error/1 record; conversion goes on
 and the exit status is 1. Other records (deletions, errors) pass through.
 
 Example:
   kts-crawl docs | kts-convert | kts-chunk | head -3
-  kts-crawl docs | kts-convert | jq -r 'select(.title) | [.doc_type, .title] | @tsv'";
+  kts-crawl docs | kts-convert | jq -r 'select(.title) | [.doc_type, .title] | @tsv'
+  kts-crawl docs | kts-convert --ocr never --no-store --stats > /dev/null";
 
 #[derive(Parser, Debug, Clone)]
 #[command(name = "kts-convert", version, about = ABOUT, after_help = AFTER_HELP)]
@@ -52,7 +65,8 @@ pub struct Args {
     #[arg(long, short = 'j', value_name = "N")]
     pub threads: Option<usize>,
 
-    /// Give up on a document after this many seconds.
+    /// Give up on a document after this many seconds (OCR included: raise it
+    /// for long scans).
     #[arg(long, value_name = "SECONDS", default_value_t = 120)]
     pub timeout: u64,
 
@@ -69,6 +83,52 @@ pub struct Args {
     /// out with a warning.
     #[arg(long, value_name = "N", default_value_t = 5_000_000)]
     pub max_cells: usize,
+
+    /// Which pages to read with OCR: auto (images, and PDF pages without text),
+    /// always (every PDF page too), never.
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t = OcrMode::Auto)]
+    pub ocr: OcrMode,
+
+    /// Tesseract's languages for OCR, joined by '+' (each needs its
+    /// tesseract-ocr-LANG package).
+    #[arg(long, value_name = "LANGS", default_value = "eng")]
+    pub ocr_languages: String,
+
+    /// Give up on a page (rendering or OCR) after this many seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 60)]
+    pub ocr_timeout: u64,
+
+    /// Refuse images larger than this many megapixels, before decoding them.
+    #[arg(long, value_name = "N", default_value_t = 50)]
+    pub max_megapixels: u64,
+
+    /// The tesseract program.
+    #[arg(
+        long,
+        value_name = "CMD",
+        env = "KTS_TESSERACT",
+        default_value = "tesseract"
+    )]
+    pub tesseract: String,
+
+    /// The pdftoppm program (poppler-utils).
+    #[arg(
+        long,
+        value_name = "CMD",
+        env = "KTS_PDFTOPPM",
+        default_value = "pdftoppm"
+    )]
+    pub pdftoppm: String,
+
+    /// Describe each image with this shell command: it gets the image's path
+    /// as its last argument and prints a description, which becomes the
+    /// image's alt text.
+    #[arg(long, value_name = "CMD")]
+    pub describe_images: Option<String>,
+
+    /// Give up on describing an image after this many seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 60)]
+    pub describe_timeout: u64,
 
     /// Do not write ROOT/.kts/documents (and do not reuse earlier conversions).
     #[arg(long)]
@@ -94,6 +154,8 @@ pub(crate) struct Settings {
     pub limits: formats::Limits,
     pub timeout: Duration,
     pub use_store: bool,
+    pub ocr: Ocr,
+    pub describer: Option<describe::Describer>,
 }
 
 pub fn run(args: Args) -> anyhow::Result<Exit> {
@@ -108,6 +170,22 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         },
         timeout: Duration::from_secs(args.timeout.max(1)),
         use_store: !args.no_store,
+        ocr: Ocr {
+            mode: args.ocr,
+            tesseract: args.tesseract.clone(),
+            pdftoppm: args.pdftoppm.clone(),
+            languages: args.ocr_languages.clone(),
+            page_timeout: Duration::from_secs(args.ocr_timeout.max(1)),
+            max_pixels: args.max_megapixels.saturating_mul(1_000_000),
+            deadline: None,
+        },
+        describer: args
+            .describe_images
+            .clone()
+            .map(|command| describe::Describer {
+                command,
+                timeout: Duration::from_secs(args.describe_timeout.max(1)),
+            }),
     };
     let threads = args
         .threads
@@ -115,6 +193,7 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         .max(1);
     let mut out = JsonlWriter::new();
     let mut converted = 0usize;
+    let mut told_ocr_unavailable = false;
     let progress = kts_cli::progress_bar("kts-convert", None);
 
     let mut emit = |output: job::Output| -> anyhow::Result<bool> {
@@ -138,6 +217,14 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
                 out.write(&doc)?;
             }
             job::Output::Failed(error) => {
+                if error.code == kts_record::ErrorCode::OcrUnavailable && !told_ocr_unavailable {
+                    told_ocr_unavailable = true;
+                    messages.warn(&format!(
+                        "OCR is unavailable (tesseract or pdftoppm cannot be run): files that \
+                         need it become ocr-unavailable errors; {}",
+                        ocr::INSTALL_HINT
+                    ));
+                }
                 messages.reject(&error.path, error.code, &error.message);
                 out.write(&error)?;
                 if args.fail_fast {

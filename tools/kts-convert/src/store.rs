@@ -1,6 +1,7 @@
 //! The converted documents kept in the scope: `.kts/documents/<doc_id>/`
 //! holds `content.md`, `metadata.json` (the `kts.doc/1` record without its
-//! Markdown) and `images/<sha256>.<ext>`. A document folder is built aside and
+//! Markdown), `images/<sha256>.<ext>` and the images' descriptions,
+//! `images/<sha256>.txt`. A document folder is built aside and
 //! renamed into place, so a reader never sees half of one.
 
 use std::fs;
@@ -74,6 +75,12 @@ fn write_folder(dir: &Path, doc: &DocRecord, images: &[Image]) -> anyhow::Result
     }
     for image in images {
         fs::write(images_dir.join(image.file_name()), &image.bytes)?;
+        if let Some(description) = &image.description {
+            fs::write(
+                images_dir.join(crate::describe::description_file(image)),
+                description,
+            )?;
+        }
     }
     fs::write(dir.join("content.md"), &doc.markdown)?;
     let mut stored = serde_json::to_value(doc)?;

@@ -19,16 +19,19 @@ const ABOUT: &str =
 
 const AFTER_HELP: &str = "\
 Each supported file (md, txt, html, json, docx, pptx, pdf, csv/tsv, xlsx/xlsm,
-xls, ods, odt, odp, epub, rtf, vtt, adoc; format detected from the content) becomes one kts.file/1 line with its path relative to DIR, size,
+xls, ods, odt, odp, epub, rtf, vtt, adoc, eml, mbox, msg, png, jpg, tiff; format detected from the content) becomes one kts.file/1 line with its path relative to DIR, size,
 mtime, sha256, format and status: new, changed, unchanged or deleted against
 what the scope's index holds (DIR/.kts/kts.db), or against the previous crawl
 when there is no index yet. Files whose size and mtime match the previous crawl
 (DIR/.kts/manifest.json) are not read again. Hidden files, Office lock files (~$x.docx) and the
-.kts folder are skipped; symbolic links are followed only within DIR.
+.kts folder are skipped; symbolic links are followed only within DIR. Files of
+other formats are skipped as unsupported: their number is said on stderr, and
+--verbose names each one.
 
 Example:
   kts-crawl docs | kts-convert | kts-chunk | head -3
-  kts-crawl docs --changed-only | jq -r '[.status, .path] | @tsv'";
+  kts-crawl docs --changed-only | jq -r '[.status, .path] | @tsv'
+  kts-crawl docs --verbose --dry-run > /dev/null";
 
 #[derive(Parser, Debug)]
 #[command(name = "kts-crawl", version, about = ABOUT, after_help = AFTER_HELP)]
@@ -49,6 +52,9 @@ pub struct Args {
     /// deleted).
     #[arg(long, conflicts_with_all = ["changed_only", "dry_run"])]
     pub unchanged_scopes: bool,
+    /// Name each file skipped because kts does not read its format.
+    #[arg(long, short)]
+    pub verbose: bool,
 
     #[command(flatten)]
     pub reporting: kts_cli::Reporting,
@@ -81,11 +87,18 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     let mut next = Manifest::default();
     let mut out = JsonlWriter::new();
     let mut counts = [0usize; 4];
+    let mut unsupported = 0usize;
 
     for found in walk::documents(&root, &messages) {
         let entry = match describe(&previous, &found) {
             Ok(Some(entry)) => entry,
-            Ok(None) => continue,
+            Ok(None) => {
+                unsupported += 1;
+                if args.verbose {
+                    messages.info(&format!("skipped {}: not a format kts reads", found.path));
+                }
+                continue;
+            }
             Err(err) => {
                 let error = messages.reject_record(
                     &found.path,
@@ -116,8 +129,13 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     if args.reporting.stats {
         let [new, changed, unchanged, deleted] = counts;
         messages.info(&format!(
-            "{new} new, {changed} changed, {unchanged} unchanged, {deleted} deleted, {} unreadable",
+            "{new} new, {changed} changed, {unchanged} unchanged, {deleted} deleted, {} unreadable, \
+             {unsupported} skipped as unsupported",
             messages.failures()
+        ));
+    } else if unsupported > 0 && !args.verbose && !args.reporting.quiet {
+        messages.info(&format!(
+            "skipped {unsupported} file(s) of formats kts does not read (--verbose names them)"
         ));
     }
     Ok(messages.exit())

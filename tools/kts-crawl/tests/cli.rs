@@ -157,6 +157,66 @@ fn format_comes_from_content_and_junk_is_skipped() {
     );
 }
 
+#[test]
+fn images_are_documents_and_skipped_files_are_counted_and_named() {
+    let scope = tempfile::tempdir().unwrap();
+    write(
+        &scope.path().join("scan.png"),
+        b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR",
+    );
+    write(
+        &scope.path().join("photo.jpeg"),
+        &[0xFF, 0xD8, 0xFF, 0xE0, 0],
+    );
+    write(&scope.path().join("fax"), b"II*\0\x08\0\0\0");
+    write(&scope.path().join("source.rs"), b"fn main() {}");
+    write(
+        &scope.path().join("data/notes.bin"),
+        &[0, 159, 146, 150, 0, 1, 2],
+    );
+    write(&scope.path().join(".hidden.md"), b"hidden");
+
+    let output = crawl(scope.path(), &[]);
+    let formats: Vec<(String, String)> = records(&output)
+        .iter()
+        .map(|r| {
+            (
+                r["path"].as_str().unwrap().into(),
+                r["format"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        formats,
+        [
+            ("fax".into(), "tiff".into()),
+            ("photo.jpeg".into(), "jpg".into()),
+            ("scan.png".into(), "png".into()),
+        ]
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("skipped 2 file(s) of formats kts does not read"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("source.rs"), "{stderr}");
+
+    let stats = crawl(scope.path(), &["--stats"]);
+    let stderr = String::from_utf8_lossy(&stats.stderr);
+    assert!(stderr.contains("2 skipped as unsupported"), "{stderr}");
+
+    let verbose = crawl(scope.path(), &["--verbose"]);
+    let stderr = String::from_utf8_lossy(&verbose.stderr);
+    for named in [
+        "skipped source.rs: not a format kts reads",
+        "skipped data/notes.bin:",
+    ] {
+        assert!(stderr.contains(named), "{named} missing from: {stderr}");
+    }
+    // Hidden files are left out by design, not reported as unsupported.
+    assert!(!stderr.contains(".hidden.md"), "{stderr}");
+}
+
 #[cfg(unix)]
 #[test]
 fn symbolic_links_never_leave_the_scope_or_loop() {

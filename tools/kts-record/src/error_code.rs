@@ -15,11 +15,12 @@ pub enum ErrorCode {
     ExternalReference,
     Timeout,
     UnsafePath,
+    OcrUnavailable,
     Internal,
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 12] = [
+    pub const ALL: [ErrorCode; 13] = [
         Self::BadJson,
         Self::BadRecord,
         Self::Io,
@@ -31,6 +32,7 @@ impl ErrorCode {
         Self::ExternalReference,
         Self::Timeout,
         Self::UnsafePath,
+        Self::OcrUnavailable,
         Self::Internal,
     ];
 
@@ -47,6 +49,7 @@ impl ErrorCode {
             Self::ExternalReference => "external-reference",
             Self::Timeout => "timeout",
             Self::UnsafePath => "unsafe-path",
+            Self::OcrUnavailable => "ocr-unavailable",
             Self::Internal => "internal",
         }
     }
@@ -68,6 +71,10 @@ impl ErrorCode {
             Self::UnsafePath => {
                 "a record's path is absolute or leaves its scope (through '..' or a symbolic \
                  link), or its doc_id is not one kts gives; nothing is read or written there"
+            }
+            Self::OcrUnavailable => {
+                "the document needs OCR (an image, or a PDF page without a text layer) and the \
+                 OCR programs (tesseract, pdftoppm) cannot be run"
             }
             Self::Internal => "a converter failed unexpectedly (a bug: please report it)",
         }

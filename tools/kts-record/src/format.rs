@@ -31,6 +31,10 @@ pub enum Format {
     Vtt,
     // AsciiDoc: .adoc and .asciidoc.
     Adoc,
+    // Images, read with OCR.
+    Png,
+    Jpg,
+    Tiff,
 }
 
 impl Format {
@@ -56,6 +60,9 @@ impl Format {
             Self::Rtf => "rtf",
             Self::Vtt => "vtt",
             Self::Adoc => "adoc",
+            Self::Png => "png",
+            Self::Jpg => "jpg",
+            Self::Tiff => "tiff",
         }
     }
 
@@ -82,6 +89,9 @@ impl Format {
             "rtf" => Self::Rtf,
             "vtt" => Self::Vtt,
             "adoc" | "asciidoc" => Self::Adoc,
+            "png" => Self::Png,
+            "jpg" | "jpeg" => Self::Jpg,
+            "tif" | "tiff" => Self::Tiff,
             _ => return None,
         })
     }
@@ -98,6 +108,7 @@ enum Magic {
     Compound {
         outlook: bool,
     },
+    Image(Format),
     Binary,
     Text,
 }
@@ -123,6 +134,9 @@ fn sniff(head: &[u8], zip_names: &[u8]) -> Magic {
             package_mimetype(head)
         };
         return Magic::Zip(office);
+    }
+    if let Some(image) = image_format(head) {
+        return Magic::Image(image);
     }
     if head.starts_with(&[0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1]) {
         return Magic::Compound {
@@ -174,6 +188,16 @@ fn package_mimetype(head: &[u8]) -> Option<Format> {
         .map(|(_, format)| *format)
 }
 
+/// The image format a file's signature names.
+fn image_format(head: &[u8]) -> Option<Format> {
+    match head {
+        [0x89, b'P', b'N', b'G', b'\r', b'\n', 0x1A, b'\n', ..] => Some(Format::Png),
+        [0xFF, 0xD8, 0xFF, ..] => Some(Format::Jpg),
+        [b'I', b'I', 0x2A, 0, ..] | [b'M', b'M', 0, 0x2A, ..] => Some(Format::Tiff),
+        _ => None,
+    }
+}
+
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     haystack.windows(needle.len()).any(|w| w == needle)
 }
@@ -195,9 +219,10 @@ pub fn detect_format(head: &[u8], tail: &[u8], extension: Option<&str>) -> Optio
         Magic::Compound { outlook: true } if !by_extension.is_some_and(is_office) => {
             Some(Format::Msg)
         }
-        Magic::Zip(None) | Magic::Compound { .. } | Magic::Binary => {
-            by_extension.filter(|&f| is_office(f) || f == Format::Msg)
-        }
+        Magic::Image(image) => Some(image),
+        Magic::Zip(None) | Magic::Compound { .. } | Magic::Binary => by_extension.filter(|&f| {
+            is_office(f) || matches!(f, Format::Msg | Format::Png | Format::Jpg | Format::Tiff)
+        }),
         Magic::Text => match by_extension {
             // RTF and WebVTT announce themselves: plain text is the only other
             // extension such a file is commonly given.
@@ -447,5 +472,30 @@ mod tests {
             Some(Format::Adoc)
         );
         assert_eq!(detect_format(b"= Title", b"", Some("asc")), None);
+    }
+
+    #[test]
+    fn images_are_known_by_their_signature() {
+        let png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR";
+        assert_eq!(detect_format(png, b"", Some("jpg")), Some(Format::Png));
+        assert_eq!(detect_format(png, b"", None), Some(Format::Png));
+        assert_eq!(
+            detect_format(&[0xFF, 0xD8, 0xFF, 0xE0, 0], b"", None),
+            Some(Format::Jpg)
+        );
+        assert_eq!(
+            detect_format(b"II*\0\x08\0\0\0", b"", Some("bin")),
+            Some(Format::Tiff)
+        );
+        assert_eq!(
+            detect_format(b"MM\0*\0\0\0\x08", b"", None),
+            Some(Format::Tiff)
+        );
+        // A damaged image keeps its extension's claim, so the converter reports it.
+        assert_eq!(
+            detect_format(&[0, 1, 2], b"", Some("PNG")),
+            Some(Format::Png)
+        );
+        assert_eq!(detect_format(&[0, 1, 2], b"", Some("gif")), None);
     }
 }

@@ -88,6 +88,9 @@ pub fn render(outline: &Outline, format: Format) -> anyhow::Result<Vec<u8>> {
             "{} holds messages, not an outline: write one with Email",
             format.as_str()
         ),
+        Format::Png | Format::Jpg | Format::Tiff => {
+            anyhow::bail!("kts-sample does not draw {} images", format.as_str())
+        }
     })
 }
 

@@ -1451,6 +1451,7 @@ mod tests {
             &mut Context {
                 limits: &limits,
                 images: &mut images,
+                ocr: &crate::ocr::Ocr::default(),
             },
         )
     }

@@ -294,6 +294,7 @@ mod tests {
             &mut Context {
                 limits: &limits,
                 images: &mut images,
+                ocr: &crate::ocr::Ocr::default(),
             },
         )
     }

@@ -9,6 +9,8 @@ mod csv;
 mod docx;
 mod epub;
 mod html;
+mod image;
+mod image_size;
 mod json;
 mod mail;
 mod odf;
@@ -27,6 +29,7 @@ use kts_record::{ErrorCode, Format};
 use serde_json::{Map, Value};
 
 use crate::images::{Image, ImageSink};
+use crate::ocr::Ocr;
 
 /// Bounds that keep a hostile or broken file from exhausting memory or time.
 #[derive(Clone, Debug)]
@@ -105,6 +108,7 @@ impl ConvertError {
 pub struct Context<'a> {
     pub limits: &'a Limits,
     pub images: &'a mut ImageSink,
+    pub ocr: &'a Ocr,
 }
 
 /// Converts a file's bytes, already known to be of `format`.
@@ -127,6 +131,7 @@ pub fn convert(format: Format, bytes: &[u8], ctx: &mut Context) -> Result<Conver
         Format::Rtf => rtf::convert(bytes),
         Format::Vtt => vtt::convert(bytes),
         Format::Adoc => asciidoc::convert(bytes),
+        Format::Png | Format::Jpg | Format::Tiff => image::convert(bytes, format.as_str(), ctx),
         Format::Eml | Format::Mbox | Format::Msg => {
             convert_with_parts(format, bytes, ctx).map(|(converted, _)| converted)
         }

@@ -686,6 +686,7 @@ mod tests {
             &mut Context {
                 limits: &limits,
                 images: &mut images,
+                ocr: &crate::ocr::Ocr::default(),
             },
         )
     }

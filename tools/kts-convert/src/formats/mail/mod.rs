@@ -312,6 +312,7 @@ impl<'c, 'a> Parts<'c, 'a> {
             &mut Context {
                 limits: self.ctx.limits,
                 images: &mut images,
+                ocr: self.ctx.ocr,
             },
         );
         match converted {

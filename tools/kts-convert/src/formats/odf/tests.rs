@@ -36,6 +36,7 @@ fn run(
         &mut Context {
             limits: &limits,
             images: &mut images,
+            ocr: &crate::ocr::Ocr::default(),
         },
     )
 }
@@ -114,6 +115,7 @@ fn pictures_are_stored_and_previews_left_out() {
         &mut Context {
             limits: &limits,
             images: &mut images,
+            ocr: &crate::ocr::Ocr::default(),
         },
     )
     .unwrap();

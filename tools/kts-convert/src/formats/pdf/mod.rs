@@ -1,5 +1,5 @@
 //! PDF: text page by page with pdf-extract; metadata, page tree checks and
-//! JPEG images with lopdf.
+//! JPEG images with lopdf; pages without text read with OCR (see [`ocr`]).
 //!
 //! pdf-extract trusts the file: it follows form XObjects recursively without a
 //! depth limit, follows `/Parent` links without cycle checks and panics on many
@@ -15,6 +15,7 @@ use lopdf::{Document, Object, ObjectId};
 use serde_json::{Map, Value};
 
 use super::{Context, ConvertError, Converted};
+use crate::ocr::OcrMode;
 
 pub fn convert(bytes: &[u8], ctx: &mut Context) -> Result<Converted, ConvertError> {
     let mut doc = load(bytes)?;
@@ -49,15 +50,22 @@ pub fn convert(bytes: &[u8], ctx: &mut Context) -> Result<Converted, ConvertErro
     let image_links = image_links(&doc, &pages, &page_images, ctx);
     safety::blank_images(&mut doc, page_images.into_values().flatten());
 
-    let mut markdown = String::new();
-    let mut has_text = false;
     let mut glyphs = 0;
     let mut unreadable_pages = 0;
-    for (&number, page_id) in &pages {
+    let mut page_paragraphs = BTreeMap::new();
+    for &number in pages.keys() {
         let page = page_text(&doc, number);
         glyphs += page.glyphs;
         unreadable_pages += usize::from(page.failed);
-        let paragraphs = paragraphs(&page.text);
+        page_paragraphs.insert(number, paragraphs(&page.text));
+    }
+    let mut warnings = Vec::new();
+    let ocr_pages = ocr::read_pages(bytes, &mut page_paragraphs, ctx.ocr, &mut warnings)?;
+
+    let mut markdown = String::new();
+    let mut has_text = false;
+    for (&number, page_id) in &pages {
+        let paragraphs = &page_paragraphs[&number];
         has_text |= !paragraphs.is_empty();
         if !markdown.is_empty() {
             markdown.push('\n');
@@ -65,7 +73,7 @@ pub fn convert(bytes: &[u8], ctx: &mut Context) -> Result<Converted, ConvertErro
         markdown.push_str(&format!("<!-- page: {number} -->\n"));
         for paragraph in paragraphs {
             markdown.push('\n');
-            markdown.push_str(&paragraph);
+            markdown.push_str(paragraph);
             markdown.push('\n');
         }
         for link in image_links.get(page_id).into_iter().flatten() {
@@ -75,18 +83,24 @@ pub fn convert(bytes: &[u8], ctx: &mut Context) -> Result<Converted, ConvertErro
     // A page that draws no glyph at all is a valid page without text (vector
     // art, a scan); only glyphs that cannot be decoded, or pages that cannot
     // be read, make the document unusable.
-    if !has_text && (glyphs > 0 || unreadable_pages > 0) {
+    if !has_text && ocr_pages == 0 && (glyphs > 0 || unreadable_pages > 0) {
         return Err(no_text_error(glyphs));
     }
     let (title, mut properties) = info_properties(&doc);
     properties.insert("pages".into(), Value::from(pages.len()));
+    if ocr_pages > 0 {
+        properties.insert("ocr_pages".into(), Value::from(ocr_pages));
+    }
     if !has_text {
-        properties.insert(
-            "warnings".into(),
-            Value::from(vec![
-                "no text layer (a scanned image?); OCR is not supported",
-            ]),
-        );
+        warnings.push(match ctx.ocr.mode {
+            OcrMode::Never => {
+                "no text layer (a scanned image?) and OCR is off (--ocr never)".into()
+            }
+            _ => "no text, neither in a text layer nor found by OCR".into(),
+        });
+    }
+    if !warnings.is_empty() {
+        properties.insert("warnings".into(), Value::from(warnings));
     }
     Ok(Converted {
         markdown,
@@ -235,7 +249,7 @@ impl pdf_extract::OutputDev for GlyphCounter<'_> {
 /// Rebuilds paragraphs from extracted lines: a blank line ends a paragraph,
 /// wrapped lines are joined (a word hyphenated across lines is rejoined), and
 /// a line that starts a list item starts a new line.
-fn paragraphs(text: &str) -> Vec<String> {
+pub(crate) fn paragraphs(text: &str) -> Vec<String> {
     let text = expand_ligatures(text);
     let mut paragraphs = Vec::new();
     let mut current = String::new();
@@ -452,6 +466,8 @@ fn pdf_date(raw: &str) -> Option<String> {
     Some(format!("{date}T{time}{zone}"))
 }
 
+mod ocr;
+
 mod xref;
 
 mod safety;
@@ -465,6 +481,7 @@ mod tests {
     use super::*;
     use crate::formats::Limits;
     use crate::images::ImageSink;
+    use crate::ocr::Ocr;
     use lopdf::content::{Content, Operation};
     use lopdf::{Dictionary, Stream, dictionary};
 
@@ -523,6 +540,7 @@ mod tests {
         bytes
     }
 
+    /// Converts without OCR: these tests are about the text layer.
     fn run(bytes: &[u8], limits: &Limits) -> Result<Converted, ConvertError> {
         let mut images = ImageSink::default();
         convert(
@@ -530,6 +548,10 @@ mod tests {
             &mut Context {
                 limits,
                 images: &mut images,
+                ocr: &Ocr {
+                    mode: OcrMode::Never,
+                    ..Ocr::default()
+                },
             },
         )
     }

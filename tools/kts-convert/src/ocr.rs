@@ -1,0 +1,149 @@
+//! Optical character recognition: Tesseract reads images, poppler's pdftoppm
+//! renders PDF pages for it. Both run as child processes with a time limit
+//! per page; a missing program makes the file `ocr-unavailable`.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use kts_record::ErrorCode;
+
+use crate::child::{self, ChildError};
+use crate::formats::ConvertError;
+
+/// Longest side, in pixels, a PDF page is rendered at for OCR: about 250 dpi
+/// on A4 and Letter pages, and a bound on the memory any page may take.
+const PAGE_PIXELS: u32 = 3000;
+/// More text than any page holds; the rest of a runaway output is dropped.
+const MAX_TEXT_BYTES: usize = 16 << 20;
+/// What to tell someone whose machine lacks the OCR programs.
+pub const INSTALL_HINT: &str =
+    "install them with: apt-get install tesseract-ocr tesseract-ocr-eng poppler-utils";
+
+/// Which pages are read with OCR.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum OcrMode {
+    /// Images, and PDF pages without a text layer.
+    #[default]
+    Auto,
+    /// Images, and every PDF page (its text layer is replaced).
+    Always,
+    /// Nothing: images and pages without a text layer stay empty.
+    Never,
+}
+
+/// How to run OCR.
+#[derive(Clone, Debug)]
+pub struct Ocr {
+    pub mode: OcrMode,
+    /// The tesseract command.
+    pub tesseract: String,
+    /// The pdftoppm command.
+    pub pdftoppm: String,
+    /// Tesseract's `-l` argument: language packs joined by `+`.
+    pub languages: String,
+    /// Time limit for rendering or reading one page.
+    pub page_timeout: Duration,
+    /// Largest image, in pixels, that is read.
+    pub max_pixels: u64,
+    /// When the document's own time limit (--timeout) runs out. A conversion
+    /// past it is abandoned, so no page is started after it.
+    pub deadline: Option<Instant>,
+}
+
+impl Default for Ocr {
+    fn default() -> Self {
+        Self {
+            mode: OcrMode::Auto,
+            tesseract: "tesseract".into(),
+            pdftoppm: "pdftoppm".into(),
+            languages: "eng".into(),
+            page_timeout: Duration::from_secs(60),
+            max_pixels: 50_000_000,
+            deadline: None,
+        }
+    }
+}
+
+impl Ocr {
+    /// The text Tesseract reads in an image file.
+    pub fn image_text(&self, image: &Path) -> Result<String, ConvertError> {
+        let mut command = Command::new(&self.tesseract);
+        command
+            .arg(image)
+            .arg("stdout")
+            .arg("-l")
+            .arg(&self.languages)
+            // Documents are converted in parallel already: one thread each.
+            .env("OMP_THREAD_LIMIT", "1");
+        let text = child::output(&mut command, self.time_left()?, MAX_TEXT_BYTES)
+            .map_err(|e| self.failure("tesseract", &self.tesseract, e))?;
+        Ok(String::from_utf8_lossy(&text).into_owned())
+    }
+
+    /// Renders page `number` of the PDF at `pdf` into `dir` and reads it.
+    pub fn pdf_page_text(
+        &self,
+        pdf: &Path,
+        number: u32,
+        dir: &Path,
+    ) -> Result<String, ConvertError> {
+        let page = number.to_string();
+        let stem = dir.join(format!("page-{number}"));
+        let mut command = Command::new(&self.pdftoppm);
+        command
+            .args(["-f", &page, "-l", &page, "-singlefile", "-gray", "-png"])
+            .args(["-scale-to", &PAGE_PIXELS.to_string()])
+            .arg(pdf)
+            .arg(&stem);
+        child::output(&mut command, self.time_left()?, MAX_TEXT_BYTES)
+            .map_err(|e| self.failure("pdftoppm", &self.pdftoppm, e))?;
+        let image = stem.with_extension("png");
+        let text = self.image_text(&image);
+        let _ = std::fs::remove_file(&image);
+        text
+    }
+
+    /// The time a program may take on this page.
+    fn time_left(&self) -> Result<Duration, ConvertError> {
+        let Some(deadline) = self.deadline else {
+            return Ok(self.page_timeout);
+        };
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(ConvertError::new(
+                ErrorCode::Timeout,
+                "the document's time limit (--timeout) ran out during OCR",
+            ));
+        }
+        Ok(left.min(self.page_timeout))
+    }
+
+    fn failure(&self, program: &str, command: &str, error: ChildError) -> ConvertError {
+        match error {
+            ChildError::NotFound(e) => ConvertError::new(
+                ErrorCode::OcrUnavailable,
+                format!("cannot run {program} ({command}: {e}); {INSTALL_HINT}"),
+            ),
+            ChildError::TimedOut => ConvertError::new(
+                ErrorCode::Timeout,
+                format!(
+                    "{program} took longer than {} s on one page (--ocr-timeout)",
+                    self.page_timeout.as_secs()
+                ),
+            ),
+            ChildError::Failed(why) if why.contains("Failed loading language") => {
+                ConvertError::new(
+                    ErrorCode::OcrUnavailable,
+                    format!(
+                        "tesseract has no data for the language(s) {} (--ocr-languages): {why}",
+                        self.languages
+                    ),
+                )
+            }
+            ChildError::Failed(why) => {
+                ConvertError::corrupt(format!("{program} cannot read it: {why}"))
+            }
+        }
+    }
+}
