@@ -10,8 +10,8 @@ pub mod formats;
 pub mod images;
 mod job;
 mod metadata;
-mod parts;
 pub mod ocr;
+mod parts;
 mod store;
 
 use std::path::PathBuf;

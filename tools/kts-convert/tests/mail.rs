@@ -80,7 +80,11 @@ fn team_mail() -> Vec<u8> {
         "text/csv",
         b"Item,Cost\nDesk,200\nChair,90\n".to_vec(),
     )
-    .attach("logo.gif", "image/gif", b"GIF89a\x01\0\x01\0\0\0\0;".to_vec())
+    .attach(
+        "logo.gif",
+        "image/gif",
+        b"GIF89a\x01\0\x01\0\0\0\0;".to_vec(),
+    )
     .to_bytes()
 }
 
