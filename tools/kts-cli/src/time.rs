@@ -26,7 +26,7 @@ pub fn rfc3339_from_nanos(nanos: i128) -> String {
 }
 
 /// The proleptic Gregorian date of a day count since 1970-01-01 (H. Hinnant's algorithm).
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
+pub fn civil_from_days(days: i64) -> (i64, u32, u32) {
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
     let day_of_era = z.rem_euclid(146_097);
@@ -43,6 +43,12 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn days_become_dates() {
+        assert_eq!(civil_from_days(0), (1970, 1, 1));
+        assert_eq!(civil_from_days(19_782), (2024, 2, 29));
+    }
 
     #[test]
     fn formats_known_instants() {

@@ -236,7 +236,7 @@ fn filetime_to_rfc3339(ticks: u64) -> Option<String> {
     const UNIX_EPOCH_SECONDS: u64 = 11_644_473_600;
     let seconds = (ticks / 10_000_000).checked_sub(UNIX_EPOCH_SECONDS)?;
     let (days, time) = (seconds / 86_400, seconds % 86_400);
-    let (year, month, day) = civil_from_days(days as i64);
+    let (year, month, day) = kts_cli::time::civil_from_days(days as i64);
     (1970..=2200).contains(&year).then(|| {
         format!(
             "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
@@ -245,21 +245,6 @@ fn filetime_to_rfc3339(ticks: u64) -> Option<String> {
             time % 60
         )
     })
-}
-
-/// Days since 1970-01-01 as (year, month, day) in the proleptic Gregorian calendar.
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let day_of_era = z.rem_euclid(146_097);
-    let year_of_era =
-        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
-    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
-    let mp = (5 * day_of_year + 2) / 153;
-    let day = (day_of_year - (153 * mp + 2) / 5 + 1) as u32;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let year = year_of_era + era * 400 + i64::from(month <= 2);
-    (year, month, day)
 }
 
 #[cfg(test)]
@@ -275,8 +260,6 @@ mod tests {
             Some("2026-03-03T09:00:00Z")
         );
         assert_eq!(filetime_to_rfc3339(0), None);
-        assert_eq!(civil_from_days(0), (1970, 1, 1));
-        assert_eq!(civil_from_days(19_782), (2024, 2, 29));
     }
 
     #[test]
