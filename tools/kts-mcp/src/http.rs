@@ -8,6 +8,7 @@ use axum::extract::{Request, State as Expected};
 use axum::http::{StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::Response;
+use axum::serve::ListenerExt;
 use kts_cli::Messages;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
@@ -69,6 +70,11 @@ pub async fn serve(
         "serving MCP at http://{}/mcp",
         listener.local_addr()?
     ));
+    // Without it, a response's last small segment waits for the client's
+    // delayed acknowledgement: tens of milliseconds on every call.
+    let listener = listener.tap_io(|connection| {
+        let _ = connection.set_nodelay(true);
+    });
     axum::serve(listener, app)
         .with_graceful_shutdown(async move {
             stop_signal().await;

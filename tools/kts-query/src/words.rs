@@ -15,11 +15,20 @@ pub fn stem(word: &str) -> &str {
         "ations", "ation", "ments", "ment", "ings", "ing", "ies", "ied", "ed", "es", "s", "ly",
         "er", "e", "y",
     ];
+    // Compared byte by byte: this runs on every word of every candidate, and
+    // a library comparison call per suffix would cost more than the comparison.
+    let bytes = word.as_bytes();
     SUFFIXES
         .iter()
         .find_map(|suffix| {
-            word.strip_suffix(suffix)
-                .filter(|rest| rest.chars().count() >= 3)
+            let suffix = suffix.as_bytes();
+            let cut = bytes.len().checked_sub(suffix.len())?;
+            if !bytes[cut..].iter().zip(suffix).all(|(a, b)| a == b) {
+                return None;
+            }
+            // The suffix matched and is ASCII: `cut` is a character boundary.
+            let rest = &word[..cut];
+            (rest.chars().count() >= 3).then_some(rest)
         })
         .unwrap_or(word)
 }
@@ -40,5 +49,12 @@ mod tests {
                 "{family:?}"
             );
         }
+    }
+
+    #[test]
+    fn words_of_other_scripts_are_cut_only_at_a_suffix() {
+        assert_eq!(stem("전문"), "전문");
+        assert_eq!(stem("전문가s"), "전문가");
+        assert_eq!(stem("café"), "café");
     }
 }

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use kts_store::Hit;
 
 use crate::plan::Plan;
-use crate::words::{lowercase_words, stem};
+use crate::words::stem;
 
 /// Every weight of the ranking, with its default: the signals after fusion
 /// and the weights of the lists fused. Tuned on SciFact's training queries
@@ -107,7 +107,8 @@ impl Weights {
 /// The signals of one candidate (only those the question gives a basis for).
 pub fn signals(plan: &Plan, hit: &Hit) -> Vec<(&'static str, f64)> {
     let mut out = Vec::new();
-    let chunk_words = words(&hit.text);
+    let chunk_lower = hit.text.to_lowercase();
+    let chunk_words: Vec<&str> = stems(&chunk_lower).collect();
     if !plan.error_codes.is_empty() {
         let text = hit.text.to_uppercase();
         let found = plan
@@ -120,24 +121,26 @@ pub fn signals(plan: &Plan, hit: &Hit) -> Vec<(&'static str, f64)> {
         let matches = intent.doc_types.contains(&hit.doc_type.as_str());
         out.push(("intent", f64::from(u8::from(matches))));
     }
-    let terms: Vec<String> = plan.terms.iter().map(|t| stem(t).to_string()).collect();
+    let terms: Vec<&str> = plan.terms.iter().map(|t| stem(t)).collect();
     if !terms.is_empty() {
         // A chunk answering one part of a decomposed question covers that part.
-        let term_sets: Vec<Vec<String>> = std::iter::once(terms.clone())
+        let term_sets: Vec<Vec<&str>> = std::iter::once(terms.clone())
             .chain(
                 plan.part_terms
                     .iter()
-                    .map(|part| part.iter().map(|t| stem(t).to_string()).collect()),
+                    .map(|part| part.iter().map(|t| stem(t)).collect()),
             )
-            .filter(|set: &Vec<String>| !set.is_empty())
+            .filter(|set: &Vec<&str>| !set.is_empty())
             .collect();
-        let best_share = |words: &[String]| {
+        let best_share = |words: &[&str]| {
             term_sets
                 .iter()
                 .map(|set| share(set, words))
                 .fold(0.0, f64::max)
         };
-        out.push(("title", best_share(&words(&hit.title))));
+        let title_lower = hit.title.to_lowercase();
+        let title_words: Vec<&str> = stems(&title_lower).collect();
+        out.push(("title", best_share(&title_words)));
         out.push(("coverage", best_share(&chunk_words)));
         let hits = chunk_words.iter().filter(|w| terms.contains(w)).count() as f64;
         let density = hits / chunk_words.len().max(1) as f64;
@@ -148,7 +151,11 @@ pub fn signals(plan: &Plan, hit: &Hit) -> Vec<(&'static str, f64)> {
         let named = plan
             .entities
             .iter()
-            .filter(|e| text.contains(&format!(" {} ", words(e).join(" "))))
+            .filter(|e| {
+                let lower = e.to_lowercase();
+                let words: Vec<&str> = stems(&lower).collect();
+                text.contains(&format!(" {} ", words.join(" ")))
+            })
             .count();
         out.push(("entities", named as f64 / plan.entities.len() as f64));
     }
@@ -163,18 +170,20 @@ pub fn boost(signals: &[(&'static str, f64)], weights: &Weights) -> f64 {
         .sum::<f64>()
 }
 
-/// The share of `terms` found among `words`.
-fn share(terms: &[String], words: &[String]) -> f64 {
+/// The share of `terms` found among `words` (a question has few terms: a
+/// plain scan, where most words differ in length, beats hashing every word).
+fn share(terms: &[&str], words: &[&str]) -> f64 {
     let found = terms.iter().filter(|t| words.contains(t)).count();
     found as f64 / terms.len() as f64
 }
 
-/// Lowercase, lightly stemmed words.
-fn words(text: &str) -> Vec<String> {
-    lowercase_words(text)
-        .iter()
-        .map(|w| stem(w).to_string())
-        .collect()
+/// The lightly stemmed words of lowercase text, borrowed from it (this runs
+/// on every candidate of every question: no word is copied).
+fn stems(lower: &str) -> impl Iterator<Item = &str> {
+    lower
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(stem)
 }
 
 /// Whether `token` occurs in `text` not glued to other letters or digits.
