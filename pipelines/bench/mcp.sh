@@ -8,7 +8,10 @@
 # serves it with `kts-mcp --http` on loopback. Then, with the official Python
 # MCP SDK as the client (tools/kts-mcp/tests/python/setup):
 #   - warm: one client, 200 `search` calls one after the other, hybrid, the
-#     question embedded by the real model in the server: p50/p95 per call;
+#     question embedded by the real model in the server: p50/p95 per call,
+#     through the SDK and as plain JSON-RPC POSTs (the SDK's own work
+#     excluded); and where a call's time goes: the question's embedding and
+#     the search in one process (examples/bench `embed-question`, `query`);
 #   - throughput: 16 clients x 50 searches at once: queries/s, p50/p95;
 #   - the server's peak resident memory (VmHWM);
 #   - cold: one `kts-query DIR "question"` process per question (20
@@ -77,9 +80,16 @@ for line in open(sys.argv[1]): print(json.loads(line)["text"])' "$dir/queries.js
     [[ -n $url ]] || { cat "$dir/server.log" >&2; exit 1; }
     "$python" "$client" load --http "$url" --clients 1 --searches 200 "${questions[@]}" \
         | "$python" -c 'import json, sys; s = json.load(sys.stdin)
-print("warm MCP search, 1 client: p50 %s ms, p95 %s ms over %s calls, %d failed"
+print("warm MCP search, 1 client (Python SDK): p50 %s ms, p95 %s ms over %s calls, %d failed"
       % (s["p50_ms"], s["p95_ms"], s["requests"], len(s["failures"])))' \
         | tee "$dir/warm.txt"
+    "$python" "$client" load --http "$url" --clients 1 --searches 200 --raw "${questions[@]}" \
+        | "$python" -c 'import json, sys; s = json.load(sys.stdin)
+print("warm MCP search, 1 client (plain JSON-RPC over HTTP): p50 %s ms, p95 %s ms over %s calls, %d failed"
+      % (s["p50_ms"], s["p95_ms"], s["requests"], len(s["failures"])))'
+    printf "%s\n" "${questions[@]}" >"$dir/asked.txt"
+    echo "  of which: $("$bench" embed-question 2 "$dir/asked.txt")"
+    echo "  and: $("$bench" query "$scope" "$dir/queries.jsonl" | sed 's/in-process :/search in one process, question vector given:/')"
     "$python" "$client" load --http "$url" --clients 16 --searches 50 "${questions[@]}" \
         | "$python" -c 'import json, sys; s = json.load(sys.stdin)
 print("16 clients x 50 searches: %s queries/s, p50 %s ms, p95 %s ms, %d failed"

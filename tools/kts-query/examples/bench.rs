@@ -25,6 +25,9 @@
 //!                               kts-index does: the commit, the vectors (vectors.delta
 //!                               beside vectors.bin), the lexical index, timed; then the
 //!                               same vectors written as a whole vectors.bin, for the ratio
+//!   bench embed-question THREADS QUESTIONS
+//!                               embeds each line of QUESTIONS with the default model,
+//!                               warm, THREADS intra-op threads: time per question
 //!
 //! Vectors are random, so figures are about speed, not quality.
 
@@ -64,12 +67,36 @@ fn main() -> anyhow::Result<()> {
         Some("fanout") if args.len() >= 3 => fanout(&args[1], Path::new(&args[2]), &args[3..]),
         Some("route") if args.len() == 3 => route(&args[1], Path::new(&args[2])),
         Some("update") if args.len() == 2 => update(Path::new(&args[1])),
+        Some("embed-question") if args.len() == 3 => {
+            embed_question(args[1].parse()?, Path::new(&args[2]))
+        }
         _ => anyhow::bail!(
             "usage: bench stream N CORPUS OUT | query SCOPE QUERIES [FLAGS] | floor VECTORS QUERIES \
              | lexical SCOPE QUERIES | build N CORPUS OUT [--no-vectors] | recall SCOPE [QUERIES] \
-             | fanout ROOT QUESTIONS [FLAGS] | route ROOT QUESTIONS | update SCOPE"
+             | fanout ROOT QUESTIONS [FLAGS] | route ROOT QUESTIONS | update SCOPE \
+             | embed-question THREADS QUESTIONS"
         ),
     }
+}
+
+/// The time to embed one question with the default model, warm, with
+/// THREADS intra-op threads (questions: one per line, cycled 300 times).
+fn embed_question(threads: usize, questions: &Path) -> anyhow::Result<()> {
+    let models = kts_embed::default_models_dir()
+        .ok_or_else(|| anyhow::anyhow!("no models folder: run models/fetch"))?;
+    let mut embedder = kts_embed::Embedder::load(&models, MODEL, threads)?;
+    let questions = std::fs::read_to_string(questions)?;
+    let questions: Vec<&str> = questions.lines().filter(|q| !q.trim().is_empty()).collect();
+    anyhow::ensure!(!questions.is_empty(), "no questions");
+    embedder.embed_query("load the model")?;
+    let mut ms = Vec::new();
+    for question in questions.iter().cycle().take(300) {
+        let started = Instant::now();
+        std::hint::black_box(embedder.embed_query(question)?);
+        ms.push(started.elapsed().as_secs_f64() * 1e3);
+    }
+    report(&format!("question embedding, {threads} threads"), ms);
+    Ok(())
 }
 
 fn update(scope: &Path) -> anyhow::Result<()> {

@@ -3,8 +3,10 @@
     client.py check --server KTS_MCP --query KTS_QUERY DIR [--http URL --token T]
         the tools, prompts and resources of DIR (a scope or a knowledge root),
         each answer compared with kts-query's; bad input answered with errors.
-    client.py load --http URL --token T --clients N --searches M QUESTION...
+    client.py load --http URL --token T --clients N --searches M [--raw] QUESTION...
         N clients searching M times each at once; prints a JSON summary.
+        With --raw, each client speaks JSON-RPC over plain HTTP POSTs instead
+        of through the SDK: the server's latency without the SDK's own work.
 
 Exits non-zero, with the reason, on the first check that fails.
 """
@@ -193,20 +195,84 @@ async def unauthorised(args):
         print("unauthorised: refused")
 
 
+class RawSession:
+    """Streamable HTTP spoken by hand: one POST per JSON-RPC message."""
+
+    def __init__(self, http, url):
+        self.http, self.url, self.next_id = http, url, 0
+        self.headers = {"Accept": "application/json, text/event-stream",
+                        "Content-Type": "application/json"}
+
+    async def post(self, method, params=None, notify=False):
+        message = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            message["params"] = params
+        if not notify:
+            self.next_id += 1
+            message["id"] = self.next_id
+        response = await self.http.post(self.url, headers=self.headers, json=message)
+        response.raise_for_status()
+        if notify:
+            return None
+        if response.headers.get("content-type", "").startswith("text/event-stream"):
+            for line in response.text.splitlines():
+                if line.startswith("data:") and line[5:].strip():
+                    reply = json.loads(line[5:])
+                    if reply.get("id") == message["id"]:
+                        break
+            else:
+                raise AssertionError(f"no reply to {method} in the event stream")
+        else:
+            reply = response.json()
+        if "mcp-session-id" not in self.headers and response.headers.get("mcp-session-id"):
+            self.headers["mcp-session-id"] = response.headers["mcp-session-id"]
+        return reply
+
+    async def initialize(self):
+        # The last version with an initialize handshake, as the SDK's own fallback.
+        await self.post("initialize", {"protocolVersion": "2025-11-25",
+                                       "capabilities": {},
+                                       "clientInfo": {"name": "raw", "version": "1"}})
+        await self.post("notifications/initialized", notify=True)
+
+    async def search(self, question):
+        reply = await self.post("tools/call", {"name": "search",
+                                               "arguments": {"question": question}})
+        result = reply.get("result") or {}
+        return result.get("isError", False), result.get("structuredContent") or {}, str(reply)
+
+
+@asynccontextmanager
+async def searcher(args):
+    """A session with a `search(question)` → (is_error, structured, text) call."""
+    if args.raw:
+        headers = {"Authorization": f"Bearer {args.token}"} if args.token else {}
+        async with httpx2.AsyncClient(headers=headers, timeout=120) as http:
+            raw = RawSession(http, args.http)
+            await raw.initialize()
+            yield raw.search
+    else:
+        async with session(args) as s:
+            async def search(question):
+                result = await s.call_tool("search", {"question": question})
+                return result.is_error, result.structured_content or {}, text_of(result)
+            yield search
+
+
 async def load(args):
     """N clients, each searching M times, all at once."""
     failures, latencies = [], []
 
     async def client(number):
-        async with session(args) as s:
+        async with searcher(args) as search:
             for i in range(args.searches):
                 question = args.questions[(number + i) % len(args.questions)]
                 started = time.perf_counter()
-                result = await s.call_tool("search", {"question": question})
+                is_error, structured, text = await search(question)
                 latencies.append(time.perf_counter() - started)
-                hits = (result.structured_content or {}).get("hits")
-                if result.is_error or not hits or any("text" not in h for h in hits):
-                    failures.append(f"client {number} search {i}: {text_of(result)[:200]}")
+                hits = structured.get("hits")
+                if is_error or not hits or any("text" not in h for h in hits):
+                    failures.append(f"client {number} search {i}: {text[:200]}")
 
     started = time.perf_counter()
     async with anyio.create_task_group() as group:
@@ -238,6 +304,7 @@ def main():
     lo.add_argument("--token")
     lo.add_argument("--clients", type=int, default=16)
     lo.add_argument("--searches", type=int, default=50)
+    lo.add_argument("--raw", action="store_true")
     lo.add_argument("questions", nargs="+")
     args = parser.parse_args()
     run = {"check": check, "unauthorised": unauthorised, "load": load}[args.command]
