@@ -57,6 +57,7 @@ pub struct Embedder {
     threads: usize,
     /// Whether ONNX Runtime optimises the graph when loading the model.
     optimize: bool,
+    spinning: bool,
     batch: usize,
     stats: EmbedderStats,
 }
@@ -84,6 +85,7 @@ impl Embedder {
             session: None,
             threads: threads.max(1),
             optimize: true,
+            spinning: true,
             batch: 1,
             stats: EmbedderStats::default(),
         })
@@ -98,6 +100,16 @@ impl Embedder {
         self
     }
 
+    /// Lets ONNX Runtime's threads sleep as soon as a run ends, for a process
+    /// that embeds a question and then searches with it: by default they
+    /// spin, waiting for the next run, on the cores the search needs. A warm
+    /// search at 100k chunks measured about 1.5 ms faster without spinning,
+    /// though the embedding itself is about 0.8 ms slower.
+    pub fn without_spinning(mut self) -> Self {
+        self.spinning = false;
+        self
+    }
+
     /// Loads the ONNX model unless it is loaded.
     fn load_session(&mut self) -> anyhow::Result<()> {
         if self.session.is_some() {
@@ -107,6 +119,9 @@ impl Embedder {
         let environment = environment(&self.manifest.models_dir)?;
         let builder = ort_err(Session::builder(&environment))?;
         let mut builder = ort_err(builder.with_intra_threads(self.threads))?;
+        if !self.spinning {
+            builder = ort_err(builder.with_intra_op_spinning(false))?;
+        }
         if !self.optimize {
             builder = ort_err(builder.with_optimization_level(GraphOptimizationLevel::Disable))?;
         }

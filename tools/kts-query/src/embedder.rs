@@ -108,7 +108,8 @@ impl ModelChoice {
 
     fn load_model(&self, id: &str) -> anyhow::Result<SharedModel> {
         let mut embedder = Embedder::load(&self.models_dir()?, id, self.threads)
-            .with_context(|| format!("loading model {id}, which the index was built with"))?;
+            .with_context(|| format!("loading model {id}, which the index was built with"))?
+            .without_spinning();
         if self.one_shot {
             embedder = embedder.with_quick_start();
         }
