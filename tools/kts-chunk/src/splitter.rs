@@ -143,7 +143,13 @@ fn units(markdown: &str, chars: &CharIndex, size: usize) -> (Vec<Unit>, Vec<Cont
         let mut context = contexts[current].clone();
         match &block.kind {
             Kind::Page(n) => context.page = Some(*n),
-            Kind::Slide(n) => context.slide = Some(*n),
+            Kind::Slide(n) => {
+                // A slide's headings are its own: an untitled slide is not
+                // part of the previous slide's section.
+                context.slide = Some(*n);
+                headings.clear();
+                context.heading_path.clear();
+            }
             Kind::Heading { level, text } => {
                 headings.retain(|(l, _)| l < level);
                 headings.push((*level, text.clone()));
@@ -467,6 +473,17 @@ mod tests {
             &ChunkSettings::default(),
         );
         assert_eq!(slides[0].slide, Some(3));
+    }
+
+    #[test]
+    fn an_untitled_slide_is_not_under_the_previous_slides_title() {
+        let markdown = "<!-- slide: 1 -->\n## Intro\n\nFirst slide text.\n\n\
+                        <!-- slide: 2 -->\nSecond slide text.";
+        let chunks = split(markdown, &settings(50, 0, 5));
+        assert_eq!(chunks.len(), 2, "{chunks:?}");
+        assert_eq!(chunks[0].heading_path, ["Intro"]);
+        assert_eq!(chunks[1].slide, Some(2));
+        assert!(chunks[1].heading_path.is_empty(), "{chunks:?}");
     }
 
     #[test]

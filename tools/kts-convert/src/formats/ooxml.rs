@@ -799,8 +799,13 @@ fn tidy_number(value: &str) -> String {
 
 /// Alt text without the boilerplate Office appends to descriptions it
 /// generated itself ("... Description automatically generated",
-/// "AI-generated content may be incorrect.").
+/// "AI-generated content may be incorrect."), and none at all when it is
+/// only the picture's file name, which Office fills in and which describes
+/// nothing.
 pub fn clean_alt_text(alt: &str) -> String {
+    if is_file_name(alt.trim()) {
+        return String::new();
+    }
     const BOILERPLATE: [&str; 6] = [
         "ai-generated content may be incorrect.",
         "ai-generated content may be incorrect",
@@ -825,6 +830,17 @@ pub fn clean_alt_text(alt: &str) -> String {
             .to_owned();
     }
     text
+}
+
+/// One word ending in an image file's extension (`_good_picture.png`).
+fn is_file_name(text: &str) -> bool {
+    const EXTENSIONS: [&str; 10] = [
+        "png", "jpg", "jpeg", "gif", "bmp", "tif", "tiff", "emf", "wmf", "svg",
+    ];
+    !text.contains(char::is_whitespace)
+        && text.rsplit_once('.').is_some_and(|(stem, extension)| {
+            !stem.is_empty() && EXTENSIONS.contains(&extension.to_ascii_lowercase().as_str())
+        })
 }
 
 /// A review comment as one Markdown blockquote line.
@@ -986,6 +1002,9 @@ pub mod tests {
         );
         assert_eq!(clean_alt_text("Description automatically generated"), "");
         assert_eq!(clean_alt_text("A hand-drawn map"), "A hand-drawn map");
+        assert_eq!(clean_alt_text(" _good_picture.PNG "), "");
+        assert_eq!(clean_alt_text("Logo of v2.png"), "Logo of v2.png");
+        assert_eq!(clean_alt_text("version 2.0"), "version 2.0");
     }
 
     #[test]

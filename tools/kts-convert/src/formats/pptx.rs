@@ -117,7 +117,6 @@ impl SlideWriter<'_, '_, '_, '_> {
             .part(&self.part)
             .and_then(|xml| Element::parse(&xml))
         else {
-            out.push_str(&format!("## Slide {number}\n\n"));
             return out;
         };
         let tree = slide.path(&["cSld", "spTree"]);
@@ -125,10 +124,11 @@ impl SlideWriter<'_, '_, '_, '_> {
             .and_then(find_title)
             .map(|t| one_line(&t))
             .filter(|t| !t.is_empty());
-        out.push_str(&format!(
-            "## {}\n\n",
-            title.unwrap_or_else(|| format!("Slide {number}"))
-        ));
+        // An untitled slide gets no heading of kts's making: its marker says
+        // where it starts, and kts-chunk ends the previous slide's headings there.
+        if let Some(title) = title {
+            out.push_str(&format!("## {title}\n\n"));
+        }
         if let Some(tree) = tree {
             for item in self.shapes(tree, true) {
                 out.push_str(&item.markdown);
@@ -699,7 +699,7 @@ mod tests {
             ### Notes\n\nSay hello.\n\n\
             <!-- slide: 2 -->\n\n## Shown second\n\n\
             | H1 | H2 |\n| --- | --- |\n| merged | merged |\n\n\
-            <!-- slide: 3 -->\n\n## Slide 3\n";
+            <!-- slide: 3 -->\n";
         assert_eq!(out.markdown, expected);
         assert_eq!(
             out.properties.get("slides").and_then(Value::as_u64),

@@ -49,10 +49,10 @@ fn slide(writer: &mut Writer, page: &Element, number: usize) -> String {
     let title = title_shape
         .map(|shape| one_line(&shape.text()))
         .filter(|t| !t.is_empty());
-    out.push_str(&format!(
-        "## {}\n\n",
-        title.unwrap_or_else(|| format!("Slide {number}"))
-    ));
+    // Untitled: no heading of kts's making (see pptx.rs).
+    if let Some(title) = title {
+        out.push_str(&format!("## {title}\n\n"));
+    }
     let mut items: Vec<((i64, i64), String)> = Vec::new();
     for shape in page.elements() {
         if matches!(
