@@ -3,7 +3,7 @@ CARGO ?= cargo
 RELEASE := target/release
 SAMPLE := sample
 
-.PHONY: help models mcp-client ocr-tools spark build demo test test-shared lint docs eval bench bench-embed bench-query bench-graph bench-reindex bench-federation bench-routing bench-mcp bench-lexical bench-update bench-spark clean-sample
+.PHONY: help models mcp-client ocr-tools spark build demo test test-shared lint docs eval bench bench-embed bench-query bench-graph bench-reindex bench-federation bench-routing bench-mcp bench-lexical bench-update bench-spark fuzz clean-sample
 
 help:
 	@echo "make demo         write the bundled sample to $(SAMPLE)/ and run the pipeline on it"
@@ -25,6 +25,7 @@ help:
 	@echo "make bench-federation  a scoped query against one store holding everything; fan-out over 60 scopes"
 	@echo "make bench-mcp    warm search over kts-mcp (one client, 16 clients) against a cold kts-query, at 10k and 100k chunks"
 	@echo "make bench-routing  routing accuracy and time, and scoped answers, on a generated root of 10,000 scopes (SCOPES=N)"
+	@echo "make fuzz         run every fuzz target for FUZZ_SECONDS (default 60) each (cargo +nightly fuzz)"
 	@echo "make bench-spark  kts-spark: --split on the rust-rfcs corpus with 1 and 2 executors; a root of 200 scopes against pipelines/reindex"
 
 build:
@@ -106,6 +107,10 @@ bench-routing: build
 
 bench-spark: models build spark
 	pipelines/bench/spark.sh
+
+FUZZ_SECONDS ?= 60
+fuzz: build
+	fuzz/run $(FUZZ_SECONDS)
 
 clean-sample:
 	rm -rf $(SAMPLE)

@@ -310,7 +310,7 @@ fn convert_guarded(
             format!(
                 "the {} converter failed: {}",
                 format.as_str(),
-                panic_message(&panic)
+                formats::panic_message(&panic)
             ),
         )),
         Err(RecvTimeoutError::Timeout) => Err(ConvertError::new(
@@ -325,14 +325,6 @@ fn convert_guarded(
             "the converter thread ended without a result",
         )),
     }
-}
-
-fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
-    panic
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| panic.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "panic".into())
 }
 
 /// A converter's panic is reported as the document's error record; the default

@@ -48,6 +48,18 @@ pub fn convert(bytes: &[u8], ctx: &mut Context) -> Result<Converted, ConvertErro
         .map(|xml| Numbering::parse(&xml))
         .unwrap_or_default();
 
+    // docx-rs reads some parts (styles, for one) until their root element
+    // closes, and loops forever when a part ends before it does.
+    for name in package.xml_part_names() {
+        if package
+            .part(&name)
+            .is_some_and(|xml| ooxml::is_cut_short(&xml))
+        {
+            return Err(ConvertError::corrupt(format!(
+                "{name} is cut short: the file is damaged"
+            )));
+        }
+    }
     let rewritten;
     let docx_bytes = match rewrite_document(&document_xml) {
         Some(xml) => {
@@ -1454,6 +1466,26 @@ mod tests {
                 ocr: &crate::ocr::Ocr::default(),
             },
         )
+    }
+
+    #[test]
+    fn a_part_cut_short_is_refused_not_looped_on() {
+        let whole = docx(&p("", None, "text"), "");
+        let limits = Limits::default();
+        let mut package = Package::open(&whole, &limits).unwrap();
+        let styles = package.part("word/styles.xml").unwrap();
+        // Whole elements, but the root never closed: docx-rs's styles reader
+        // would wait for its end forever.
+        let unclosed = styles.strip_suffix(b"</w:styles>").unwrap();
+        let cut = package
+            .with_part_replaced("word/styles.xml", unclosed)
+            .unwrap();
+        let error = run(&cut).unwrap_err();
+        assert_eq!(error.code, kts_record::ErrorCode::Corrupt);
+        assert!(
+            error.message.contains("word/styles.xml is cut short"),
+            "{error:?}"
+        );
     }
 
     #[test]

@@ -111,6 +111,15 @@ pub struct Context<'a> {
     pub ocr: &'a Ocr,
 }
 
+/// The message a panic was raised with.
+pub(crate) fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "panic".into())
+}
+
 /// Converts a file's bytes, already known to be of `format`.
 pub fn convert(format: Format, bytes: &[u8], ctx: &mut Context) -> Result<Converted, ConvertError> {
     match format {

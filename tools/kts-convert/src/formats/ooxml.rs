@@ -172,6 +172,18 @@ impl<'a> Package<'a> {
         self.read_part(&found)
     }
 
+    /// The names of the package's XML parts (`.xml` and `.rels`).
+    pub fn xml_part_names(&self) -> Vec<String> {
+        self.zip
+            .file_names()
+            .filter(|n| {
+                let lower = n.to_ascii_lowercase();
+                lower.ends_with(".xml") || lower.ends_with(".rels")
+            })
+            .map(str::to_owned)
+            .collect()
+    }
+
     fn read_part(&mut self, name: &str) -> Option<Vec<u8>> {
         let entry = self.zip.by_name(name).ok()?;
         let mut data = Vec::new();
@@ -794,6 +806,24 @@ fn tidy_number(value: &str) -> String {
             }
         }
         _ => value.to_owned(),
+    }
+}
+
+/// Whether XML ends with elements still open (a part cut short). Syntax
+/// errors are not counted: parsers report those; an unexpected end is what
+/// some of them loop on.
+pub fn is_cut_short(xml: &[u8]) -> bool {
+    let mut reader = Reader::from_reader(xml);
+    reader.config_mut().check_end_names = false;
+    let mut depth = 0usize;
+    loop {
+        match reader.read_event() {
+            Ok(Event::Start(_)) => depth += 1,
+            Ok(Event::End(_)) => depth = depth.saturating_sub(1),
+            Ok(Event::Eof) => return depth > 0,
+            Err(_) => return false,
+            Ok(_) => {}
+        }
     }
 }
 

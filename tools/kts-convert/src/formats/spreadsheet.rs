@@ -14,6 +14,7 @@
 
 use std::collections::HashMap;
 use std::io::Cursor;
+use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use calamine::{Data, Dimensions, Ods, Reader, SheetType, Xls, Xlsx};
 use kts_record::ErrorCode;
@@ -93,9 +94,34 @@ impl Workbook {
 }
 
 pub fn xlsx(bytes: &[u8], limits: &Limits) -> Result<Converted, ConvertError> {
+    guarded(|| read_xlsx(bytes, limits))
+}
+
+pub fn xls(bytes: &[u8], limits: &Limits) -> Result<Converted, ConvertError> {
+    guarded(|| read_xls(bytes, limits))
+}
+
+pub fn ods(bytes: &[u8], limits: &Limits) -> Result<Converted, ConvertError> {
+    guarded(|| read_ods(bytes, limits))
+}
+
+/// Runs a calamine reader; its panics on damaged files (a slice past the end
+/// of a compound file's stream, for one) become `Corrupt`, like its errors.
+fn guarded(
+    read: impl FnOnce() -> Result<Converted, ConvertError>,
+) -> Result<Converted, ConvertError> {
+    catch_unwind(AssertUnwindSafe(read)).unwrap_or_else(|panic| {
+        Err(ConvertError::corrupt(format!(
+            "the workbook could not be read: {}",
+            super::panic_message(&panic)
+        )))
+    })
+}
+
+fn read_xlsx(bytes: &[u8], limits: &Limits) -> Result<Converted, ConvertError> {
     // An .xlsx that is really an OLE file: encrypted OOXML, or a legacy workbook.
     if ooxml::is_ole(bytes) {
-        return xls(bytes, limits);
+        return read_xls(bytes, limits);
     }
     let mut package = Package::open(bytes, limits)?;
     let (title, properties) = package.core_properties();
@@ -135,7 +161,7 @@ pub fn xlsx(bytes: &[u8], limits: &Limits) -> Result<Converted, ConvertError> {
     Ok(workbook.finish(title, properties))
 }
 
-pub fn xls(bytes: &[u8], limits: &Limits) -> Result<Converted, ConvertError> {
+fn read_xls(bytes: &[u8], limits: &Limits) -> Result<Converted, ConvertError> {
     if let Some(error) = ooxml::encryption_error(bytes) {
         return Err(error);
     }
@@ -154,7 +180,7 @@ pub fn xls(bytes: &[u8], limits: &Limits) -> Result<Converted, ConvertError> {
     Ok(workbook.finish(None, Map::new()))
 }
 
-pub fn ods(bytes: &[u8], limits: &Limits) -> Result<Converted, ConvertError> {
+fn read_ods(bytes: &[u8], limits: &Limits) -> Result<Converted, ConvertError> {
     // The guarded opening refuses zip bombs before calamine inflates anything.
     Package::open(bytes, limits)?;
     let mut reader: Ods<_> = Ods::new(Cursor::new(bytes)).map_err(|e| calamine_error(&e))?;

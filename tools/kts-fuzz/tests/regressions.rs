@@ -1,0 +1,58 @@
+//! The inputs fuzzing found a failure with (minimised, in
+//! `fuzz/regressions/TARGET/`), run through the same checks, so that a fixed
+//! failure stays fixed; and the fuzz targets and the checks stay in step.
+
+use std::path::{Path, PathBuf};
+
+fn fuzz_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz")
+}
+
+fn names_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn every_fuzz_target_has_a_check_and_every_check_a_target() {
+    let files: Vec<String> = names_in(&fuzz_dir().join("fuzz_targets"))
+        .into_iter()
+        .filter_map(|name| name.strip_suffix(".rs").map(String::from))
+        .collect();
+    let mut checks: Vec<String> = kts_fuzz::TARGETS
+        .iter()
+        .map(|(name, _)| name.to_string())
+        .collect();
+    checks.sort();
+    assert_eq!(files, checks);
+}
+
+#[test]
+fn inputs_that_once_failed_pass() {
+    let regressions = fuzz_dir().join("regressions");
+    let mut ran = 0;
+    for target in names_in(&regressions) {
+        let check = kts_fuzz::target(&target)
+            .unwrap_or_else(|| panic!("fuzz/regressions/{target}: no such fuzz target"));
+        for input in names_in(&regressions.join(&target)) {
+            let path = regressions.join(&target).join(&input);
+            eprintln!("{target}: {input}");
+            check(&std::fs::read(&path).unwrap());
+            ran += 1;
+        }
+    }
+    assert!(ran > 0, "fuzz/regressions holds no input");
+}
+
+#[test]
+fn the_checks_accept_ordinary_input() {
+    for (name, check) in kts_fuzz::TARGETS {
+        eprintln!("{name}");
+        check(b"");
+        check(b"# Fixing AUTH401\n\nHow do I clear the token cache?\n");
+    }
+}
