@@ -180,8 +180,13 @@ pub fn detect(data: &[u8]) {
 }
 
 thread_local! {
-    static SCOPE: RefCell<Option<(tempfile::TempDir, kts_query::Searcher)>> =
-        const { RefCell::new(None) };
+    /// A small scope and a searcher kept open on it (the folder lives as long).
+    static SCOPE: RefCell<(tempfile::TempDir, kts_query::Searcher)> = {
+        let dir = tempfile::tempdir().expect("temporary folder");
+        build_scope(dir.path()).expect("building the fuzz scope");
+        let searcher = open_searcher(dir.path()).expect("opening the fuzz scope");
+        RefCell::new((dir, searcher))
+    };
 }
 
 /// Asks `data` as a question of a small scope (BM25, every step of the query
@@ -189,14 +194,7 @@ thread_local! {
 /// fusion and the ranking signals.
 pub fn question(data: &[u8]) {
     let question = String::from_utf8_lossy(data);
-    SCOPE.with(|cell| {
-        let mut cell = cell.borrow_mut();
-        let (_, searcher) = cell.get_or_insert_with(|| {
-            let dir = tempfile::tempdir().expect("temporary folder");
-            build_scope(dir.path()).expect("building the fuzz scope");
-            let searcher = open_searcher(dir.path()).expect("opening the fuzz scope");
-            (dir, searcher)
-        });
+    SCOPE.with_borrow_mut(|(_, searcher)| {
         let hits = searcher
             .search(&question, None)
             .unwrap_or_else(|e| panic!("search failed: {e:#}"));
@@ -280,20 +278,18 @@ fn open_searcher(dir: &Path) -> anyhow::Result<kts_query::Searcher> {
 }
 
 thread_local! {
-    static CATALOG: RefCell<Option<(tempfile::TempDir, kts_catalog::Catalog)>> =
-        const { RefCell::new(None) };
+    /// A knowledge root's catalog of a few scopes (the folder lives as long).
+    static CATALOG: (tempfile::TempDir, kts_catalog::Catalog) = {
+        let root = tempfile::tempdir().expect("temporary folder");
+        let catalog = build_catalog(root.path()).expect("building the fuzz catalog");
+        (root, catalog)
+    };
 }
 
 /// Routes `data` as a question over a knowledge root's catalog.
 pub fn catalog(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
-    CATALOG.with(|cell| {
-        let mut cell = cell.borrow_mut();
-        let (_, catalog) = cell.get_or_insert_with(|| {
-            let root = tempfile::tempdir().expect("temporary folder");
-            let catalog = build_catalog(root.path()).expect("building the fuzz catalog");
-            (root, catalog)
-        });
+    CATALOG.with(|(_, catalog)| {
         let found = catalog
             .search(&text, 10)
             .unwrap_or_else(|e| panic!("catalog search failed: {e:#}"));

@@ -9,6 +9,15 @@ pub fn lowercase_words(text: &str) -> Vec<String> {
         .collect()
 }
 
+/// The stemmed words of lowercase text, borrowed from it (for text read
+/// often, such as every candidate of every question: no word is copied).
+pub fn stems(lower: &str) -> impl Iterator<Item = &str> {
+    lower
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(stem)
+}
+
 /// A crude stem: one common English suffix removed, at least 3 letters left.
 pub fn stem(word: &str) -> &str {
     const SUFFIXES: &[&str] = &[

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use kts_store::Hit;
 
 use crate::plan::Plan;
-use crate::words::stem;
+use crate::words::{stem, stems};
 
 /// Every weight of the ranking, with its default: the signals after fusion
 /// and the weights of the lists fused. Tuned on SciFact's training queries
@@ -175,15 +175,6 @@ pub fn boost(signals: &[(&'static str, f64)], weights: &Weights) -> f64 {
 fn share(terms: &[&str], words: &[&str]) -> f64 {
     let found = terms.iter().filter(|t| words.contains(t)).count();
     found as f64 / terms.len() as f64
-}
-
-/// The lightly stemmed words of lowercase text, borrowed from it (this runs
-/// on every candidate of every question: no word is copied).
-fn stems(lower: &str) -> impl Iterator<Item = &str> {
-    lower
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(stem)
 }
 
 /// Whether `token` occurs in `text` not glued to other letters or digits.
