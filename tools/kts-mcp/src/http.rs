@@ -45,8 +45,13 @@ pub async fn serve(
     messages: &Messages,
 ) -> anyhow::Result<()> {
     let stop = CancellationToken::new();
-    let mut config =
-        StreamableHttpServerConfig::default().with_cancellation_token(stop.child_token());
+    // Stateless, with plain JSON answers: every tool is a read that needs no
+    // session, and a JSON body spares the client an event-stream parse on
+    // each call (the protocol's next version drops sessions anyway).
+    let mut config = StreamableHttpServerConfig::default()
+        .with_cancellation_token(stop.child_token())
+        .with_legacy_session_mode(false)
+        .with_json_response(true);
     if allow_remote {
         // Clients name this machine as they like; the token is the guard.
         config = config.disable_allowed_hosts();

@@ -44,7 +44,7 @@ impl State {
     }
 }
 
-/// One client's view of the server (HTTP makes one per session).
+/// One client's view of the server (HTTP makes one per request).
 #[derive(Clone)]
 pub struct KtsServer {
     state: Arc<State>,
