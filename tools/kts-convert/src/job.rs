@@ -178,7 +178,7 @@ fn try_convert_file(file: &FileRecord, settings: &Settings) -> Result<Vec<Output
         converted
             .properties
             .insert(describe::DESCRIBED.into(), Value::from(described));
-        add_warnings(&mut converted, warnings);
+        formats::add_warnings(&mut converted.properties, warnings);
     } else if settings.use_store {
         describe::carry_over(&mut images, &stored_images);
     }
@@ -241,19 +241,6 @@ fn all_described(outputs: &[Output]) -> bool {
         Output::Doc(doc) => describe::all_described(doc),
         _ => true,
     })
-}
-
-fn add_warnings(converted: &mut Converted, warnings: Vec<String>) {
-    if warnings.is_empty() {
-        return;
-    }
-    let entry = converted
-        .properties
-        .entry("warnings")
-        .or_insert_with(|| Value::Array(Vec::new()));
-    if let Value::Array(list) = entry {
-        list.extend(warnings.into_iter().map(Value::String));
-    }
 }
 
 fn scope_root(file: &FileRecord, settings: &Settings) -> PathBuf {

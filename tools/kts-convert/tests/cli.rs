@@ -615,3 +615,42 @@ fn a_sheet_of_100000_rows_converts_and_the_cell_limit_is_a_warning() {
         "{stderr}"
     );
 }
+
+#[test]
+fn text_that_is_not_utf8_is_read_with_a_warning_naming_the_file() {
+    let scope = tempfile::tempdir().unwrap();
+    std::fs::write(
+        scope.path().join("damaged.md"),
+        b"# Caf\xC3\xA9 na\xC3\xAFve r\xC3\xA9sum\xC3\xA9\n\nbroken \xFF\xFE\xC3( bytes\n",
+    )
+    .unwrap();
+    std::fs::write(
+        scope.path().join("legacy.txt"),
+        b"Le caf\xE9 est ferm\xE9 le lundi, \xE0 cause des f\xEAtes.\n",
+    )
+    .unwrap();
+    let input = [
+        file_record(scope.path(), "damaged.md"),
+        file_record(scope.path(), "legacy.txt"),
+    ];
+    let (output, docs) = convert(&input, &["--no-store"]);
+    assert!(output.status.success());
+    assert_eq!(
+        docs[0]["markdown"],
+        "# Caf\u{e9} na\u{ef}ve r\u{e9}sum\u{e9}\n\nbroken \u{fffd}\u{fffd}\u{fffd}( bytes\n"
+    );
+    assert_eq!(
+        docs[1]["markdown"],
+        "Le caf\u{e9} est ferm\u{e9} le lundi, \u{e0} cause des f\u{ea}tes.\n"
+    );
+    assert_eq!(docs[1]["metadata"]["encoding"], "windows-1252");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("damaged.md: the file is not valid UTF-8"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("legacy.txt: the file is not UTF-8: read as windows-1252"),
+        "{stderr}"
+    );
+}

@@ -14,7 +14,8 @@ use serde_json::{Map, Value};
 use super::{ConvertError, Converted, table, text};
 
 pub fn convert(bytes: &[u8]) -> Result<Converted, ConvertError> {
-    let source = text::decode(bytes)?;
+    let decoded = text::decode(bytes)?;
+    let source = &decoded.text;
     let mut writer = Writer::default();
     let lines: Vec<&str> = source.lines().collect();
     let mut i = 0;
@@ -26,6 +27,7 @@ pub fn convert(bytes: &[u8]) -> Result<Converted, ConvertError> {
     if !writer.warnings.is_empty() {
         properties.insert("warnings".into(), Value::from(writer.warnings));
     }
+    decoded.note(&mut properties);
     let markdown = writer.blocks.join("\n\n");
     Ok(Converted {
         markdown: if markdown.is_empty() {

@@ -5,20 +5,18 @@
 //! pipe) are sniffed from the content, not taken from the extension. Quoted
 //! fields may hold delimiters and line breaks; short rows are padded.
 
-use encoding_rs::{Encoding, UTF_8};
 use kts_record::ErrorCode;
 
 use super::table::markdown_table;
-use super::{ConvertError, Converted};
+use super::{ConvertError, Converted, text};
 
 const DELIMITERS: [u8; 4] = [b',', b';', b'\t', b'|'];
 /// How much of the text the delimiter is judged on.
 const SNIFF_BYTES: usize = 64 << 10;
-/// How much of the bytes the encoding is judged on.
-const DETECT_BYTES: usize = 1 << 20;
 
 pub fn convert(bytes: &[u8]) -> Result<Converted, ConvertError> {
-    let (text, encoding) = decode(bytes);
+    let decoded = text::detect(bytes);
+    let text = &decoded.text;
     if text.trim().is_empty() {
         return Err(ConvertError::new(
             ErrorCode::Empty,
@@ -31,10 +29,10 @@ pub fn convert(bytes: &[u8]) -> Result<Converted, ConvertError> {
             "binary content (NUL bytes) in a CSV file",
         ));
     }
-    let delimiter = sniff_delimiter(&text);
-    let rows = records(&text, delimiter)?;
+    let delimiter = sniff_delimiter(text);
+    let rows = records(text, delimiter)?;
     let mut properties = serde_json::Map::new();
-    properties.insert("encoding".into(), encoding.name().into());
+    decoded.note(&mut properties);
     properties.insert("delimiter".into(), (delimiter as char).to_string().into());
     properties.insert("rows".into(), rows.len().into());
     Ok(Converted {
@@ -42,22 +40,6 @@ pub fn convert(bytes: &[u8]) -> Result<Converted, ConvertError> {
         title: None,
         properties,
     })
-}
-
-/// The text and the encoding it was read in.
-fn decode(bytes: &[u8]) -> (String, &'static Encoding) {
-    let (encoding, body) = match Encoding::for_bom(bytes) {
-        Some((encoding, bom_length)) => (encoding, &bytes[bom_length..]),
-        None if std::str::from_utf8(bytes).is_ok() => (UTF_8, bytes),
-        None => {
-            let mut detector = chardetng::EncodingDetector::new();
-            let sample = &bytes[..bytes.len().min(DETECT_BYTES)];
-            detector.feed(sample, sample.len() == bytes.len());
-            (detector.guess(None, true), bytes)
-        }
-    };
-    let text = encoding.decode_without_bom_handling(body).0.into_owned();
-    (text, encoding)
 }
 
 /// The delimiter that splits the first records into the most consistent

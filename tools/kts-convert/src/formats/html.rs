@@ -5,11 +5,11 @@ use kts_record::ErrorCode;
 use scraper::{ElementRef, Html, Node, Selector};
 use serde_json::{Map, Value};
 
-use super::{ConvertError, Converted};
+use super::{ConvertError, Converted, text};
 
 pub fn convert(bytes: &[u8]) -> Result<Converted, ConvertError> {
-    let source = decode(bytes)?;
-    let document = Html::parse_document(&source);
+    let decoded = decode(bytes)?;
+    let document = Html::parse_document(&decoded.text);
     let mut out = Blocks::default();
     render_blocks(content_root(&document), &mut out);
     let markdown = out.finish();
@@ -19,24 +19,26 @@ pub fn convert(bytes: &[u8]) -> Result<Converted, ConvertError> {
             "the HTML page has no visible text",
         ));
     }
+    let mut properties = properties(&document);
+    decoded.note(&mut properties);
     Ok(Converted {
         markdown,
         title: title(&document),
-        properties: properties(&document),
+        properties,
     })
 }
 
 /// Decodes the bytes, honouring a `<meta charset>` when they are not UTF-8.
-fn decode(bytes: &[u8]) -> Result<String, ConvertError> {
+fn decode(bytes: &[u8]) -> Result<text::Decoded, ConvertError> {
     let has_bom = encoding_rs::Encoding::for_bom(bytes).is_some();
     if !has_bom
         && std::str::from_utf8(bytes).is_err()
         && let Some(encoding) = declared_charset(bytes)
     {
         let text = encoding.decode_without_bom_handling(bytes).0;
-        return super::text::decode(text.as_bytes());
+        return text::decode(text.as_bytes());
     }
-    super::text::decode(bytes)
+    text::decode(bytes)
 }
 
 fn declared_charset(bytes: &[u8]) -> Option<&'static encoding_rs::Encoding> {

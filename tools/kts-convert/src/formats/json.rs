@@ -12,8 +12,8 @@ use super::{ConvertError, Converted};
 const MAX_TABLE_COLUMNS: usize = 12;
 
 pub fn convert(bytes: &[u8]) -> Result<Converted, ConvertError> {
-    let text = super::text::decode(bytes)?;
-    let value: Value = serde_json::from_str(&text).map_err(|e| {
+    let decoded = super::text::decode(bytes)?;
+    let value: Value = serde_json::from_str(&decoded.text).map_err(|e| {
         ConvertError::corrupt(format!(
             "invalid JSON at line {}, column {}: {e}",
             e.line(),
@@ -30,7 +30,11 @@ pub fn convert(bytes: &[u8]) -> Result<Converted, ConvertError> {
     Ok(Converted {
         markdown,
         title: title(&value),
-        properties: Map::new(),
+        properties: {
+            let mut properties = Map::new();
+            decoded.note(&mut properties);
+            properties
+        },
     })
 }
 

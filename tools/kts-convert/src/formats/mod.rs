@@ -64,6 +64,20 @@ pub struct Converted {
     pub properties: Map<String, Value>,
 }
 
+/// Adds warnings to a document's properties (`warnings`, shown by kts-convert
+/// with the file's name).
+pub fn add_warnings(
+    properties: &mut Map<String, Value>,
+    warnings: impl IntoIterator<Item = String>,
+) {
+    let entry = properties
+        .entry("warnings")
+        .or_insert_with(|| Value::Array(Vec::new()));
+    if let Value::Array(list) = entry {
+        list.extend(warnings.into_iter().map(Value::String));
+    }
+}
+
 /// A document inside a file (an e-mail's attachment, a mailbox's message),
 /// converted on its own. Its path is the file's path, `#`, and `anchor`.
 #[derive(Debug)]

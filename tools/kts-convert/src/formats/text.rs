@@ -1,54 +1,136 @@
 //! Markdown and plain text: decoded to UTF-8, line endings normalised.
 
-use super::{ConvertError, Converted};
+use encoding_rs::Encoding;
 use kts_record::ErrorCode;
+use serde_json::{Map, Value};
+
+use super::{ConvertError, Converted};
 
 pub fn markdown(bytes: &[u8]) -> Result<Converted, ConvertError> {
-    let text = decode(bytes)?;
-    let (front_matter_title, body) = split_front_matter(&text);
-    Ok(Converted {
+    let decoded = decode(bytes)?;
+    let (front_matter_title, body) = split_front_matter(&decoded.text);
+    let mut converted = Converted {
         markdown: body.to_string(),
         title: front_matter_title,
         ..Default::default()
-    })
+    };
+    decoded.note(&mut converted.properties);
+    Ok(converted)
 }
 
 pub fn plain(bytes: &[u8]) -> Result<Converted, ConvertError> {
-    Ok(Converted {
-        markdown: decode(bytes)?,
-        ..Default::default()
-    })
+    let decoded = decode(bytes)?;
+    let mut converted = Converted::default();
+    decoded.note(&mut converted.properties);
+    converted.markdown = decoded.text;
+    Ok(converted)
 }
 
-/// Decodes text: UTF-8 (with or without BOM), UTF-16 with a BOM, else Windows-1252.
-/// Line endings become `\n`.
-pub fn decode(bytes: &[u8]) -> Result<String, ConvertError> {
+/// How much of the bytes a legacy encoding is judged on.
+const DETECT_BYTES: usize = 1 << 20;
+
+/// Text read from bytes, and, when they were not UTF-8, what was made of them.
+#[derive(Debug)]
+pub struct Decoded {
+    pub text: String,
+    /// The encoding the text was read in, when it was not UTF-8 (with or
+    /// without a BOM) or UTF-16 with a BOM.
+    pub guessed: Option<&'static Encoding>,
+    /// Whether bytes that are not UTF-8 were replaced by U+FFFD.
+    pub replaced: bool,
+}
+
+impl Decoded {
+    /// Records what was guessed in the document's properties (`encoding`), and
+    /// a warning that says so.
+    pub fn note(&self, properties: &mut Map<String, Value>) {
+        let warning = if self.replaced {
+            "the file is not valid UTF-8: the bytes that are not were replaced by U+FFFD"
+                .to_string()
+        } else if let Some(encoding) = self.guessed {
+            properties.insert("encoding".into(), encoding.name().into());
+            format!(
+                "the file is not UTF-8: read as {} (the most likely encoding)",
+                encoding.name()
+            )
+        } else {
+            return;
+        };
+        super::add_warnings(properties, [warning]);
+    }
+}
+
+/// Decodes text and normalises line endings to `\n`.
+pub fn decode(bytes: &[u8]) -> Result<Decoded, ConvertError> {
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Err(ConvertError::new(
             ErrorCode::Empty,
             "the file holds no text",
         ));
     }
-    let text = match encoding_rs::Encoding::for_bom(bytes) {
-        Some((encoding, bom_length)) => encoding
-            .decode_without_bom_handling(&bytes[bom_length..])
-            .0
-            .into_owned(),
-        None => match std::str::from_utf8(bytes) {
-            Ok(text) => text.to_owned(),
-            Err(_) => encoding_rs::WINDOWS_1252
-                .decode_without_bom_handling(bytes)
-                .0
-                .into_owned(),
-        },
-    };
-    if text.contains('\0') {
+    let decoded = detect(bytes);
+    if decoded.text.contains('\0') {
         return Err(ConvertError::new(
             ErrorCode::Unsupported,
             "binary content (NUL bytes) in a text file",
         ));
     }
-    Ok(normalise_newlines(&text))
+    Ok(Decoded {
+        text: normalise_newlines(&decoded.text),
+        ..decoded
+    })
+}
+
+/// Reads bytes as text: UTF-8 or UTF-16 with a BOM; else UTF-8; else, when
+/// most of the non-ASCII bytes form UTF-8 characters, UTF-8 with the others
+/// replaced; else the legacy encoding `chardetng` judges most likely
+/// (Windows-1252, Shift-JIS, ...).
+pub fn detect(bytes: &[u8]) -> Decoded {
+    if let Some((encoding, bom_length)) = Encoding::for_bom(bytes) {
+        return Decoded {
+            text: encoding
+                .decode_without_bom_handling(&bytes[bom_length..])
+                .0
+                .into_owned(),
+            guessed: None,
+            replaced: false,
+        };
+    }
+    if let Ok(text) = std::str::from_utf8(bytes) {
+        return Decoded {
+            text: text.to_owned(),
+            guessed: None,
+            replaced: false,
+        };
+    }
+    if mostly_utf8(bytes) {
+        return Decoded {
+            text: String::from_utf8_lossy(bytes).into_owned(),
+            guessed: None,
+            replaced: true,
+        };
+    }
+    let mut detector = chardetng::EncodingDetector::new();
+    let sample = &bytes[..bytes.len().min(DETECT_BYTES)];
+    detector.feed(sample, sample.len() == bytes.len());
+    let encoding = detector.guess(None, false);
+    Decoded {
+        text: encoding.decode_without_bom_handling(bytes).0.into_owned(),
+        guessed: Some(encoding),
+        replaced: false,
+    }
+}
+
+/// Do the bytes hold more well-formed UTF-8 characters beyond ASCII than
+/// sequences that are not UTF-8? Text in a legacy encoding almost never forms
+/// a UTF-8 character; UTF-8 damaged in places still forms many.
+fn mostly_utf8(bytes: &[u8]) -> bool {
+    let (mut characters, mut errors) = (0usize, 0usize);
+    for chunk in bytes.utf8_chunks() {
+        characters += chunk.valid().chars().filter(|c| !c.is_ascii()).count();
+        errors += usize::from(!chunk.invalid().is_empty());
+    }
+    characters > errors
 }
 
 fn normalise_newlines(text: &str) -> String {
@@ -87,10 +169,48 @@ mod tests {
 
     #[test]
     fn decodes_bom_and_legacy_text() {
-        assert_eq!(decode(b"\xEF\xBB\xBFhi\r\nthere").unwrap(), "hi\nthere");
-        assert_eq!(decode(b"\xFF\xFEh\0i\0").unwrap(), "hi");
-        assert_eq!(decode(b"caf\xE9").unwrap(), "caf\u{e9}");
+        let text = |bytes: &[u8]| decode(bytes).unwrap().text;
+        assert_eq!(text(b"\xEF\xBB\xBFhi\r\nthere"), "hi\nthere");
+        assert_eq!(text(b"\xFF\xFEh\0i\0"), "hi");
+        assert_eq!(text(b"caf\xE9"), "caf\u{e9}");
         assert_eq!(decode(b"  \n").unwrap_err().code, ErrorCode::Empty);
+    }
+
+    #[test]
+    fn text_that_is_not_utf8_is_read_and_said_so() {
+        let mut properties = Map::new();
+        let utf8 = decode("caf\u{e9} na\u{ef}ve".as_bytes()).unwrap();
+        utf8.note(&mut properties);
+        assert!(properties.is_empty(), "{properties:?}");
+
+        // UTF-8 with a few damaged bytes: those become U+FFFD, the rest stays.
+        let damaged = decode(b"caf\xC3\xA9, na\xC3\xAFve, r\xC3\xA9sum\xC3\xA9, \xC3\x28 bad \xFF").unwrap();
+        assert_eq!(
+            damaged.text,
+            "caf\u{e9}, na\u{ef}ve, r\u{e9}sum\u{e9}, \u{fffd}( bad \u{fffd}"
+        );
+        damaged.note(&mut properties);
+        let warnings = properties["warnings"].as_array().unwrap();
+        assert!(
+            warnings[0].as_str().unwrap().contains("U+FFFD"),
+            "{warnings:?}"
+        );
+
+        // A legacy encoding: read as the likeliest, and named.
+        let mut properties = Map::new();
+        let legacy = decode(b"Le caf\xE9 est ferm\xE9 le lundi, \xE0 cause des f\xEAtes.").unwrap();
+        assert_eq!(
+            legacy.text,
+            "Le caf\u{e9} est ferm\u{e9} le lundi, \u{e0} cause des f\u{ea}tes."
+        );
+        legacy.note(&mut properties);
+        assert_eq!(properties["encoding"], "windows-1252");
+        assert!(
+            properties["warnings"][0]
+                .as_str()
+                .unwrap()
+                .contains("windows-1252")
+        );
     }
 
     #[test]

@@ -21,8 +21,8 @@ struct Cue {
 }
 
 pub fn convert(bytes: &[u8]) -> Result<Converted, ConvertError> {
-    let source = text::decode(bytes)?;
-    let source = source.trim_start_matches('\u{feff}');
+    let decoded = text::decode(bytes)?;
+    let source = decoded.text.trim_start_matches('\u{feff}');
     let header = source.lines().next().unwrap_or_default();
     let signature = header.strip_prefix("WEBVTT");
     if !signature.is_some_and(|rest| rest.is_empty() || rest.starts_with([' ', '\t'])) {
@@ -95,6 +95,7 @@ pub fn convert(bytes: &[u8]) -> Result<Converted, ConvertError> {
     if !warnings.is_empty() {
         properties.insert("warnings".into(), Value::from(warnings));
     }
+    decoded.note(&mut properties);
     Ok(Converted {
         markdown: paragraphs(&cues),
         title: None,
