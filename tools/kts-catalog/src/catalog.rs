@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use kts_store::{ScopeEntry, discover_scopes};
-use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
+use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::{CatalogRow, read_scope};
 
@@ -147,11 +147,7 @@ impl Catalog {
         if !path.is_file() {
             return Err(missing());
         }
-        let conn = Connection::open_with_flags(
-            &path,
-            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )
-        .with_context(|| format!("opening {}", path.display()))?;
+        let conn = kts_store::open_read_only(&path)?;
         conn.execute_batch("PRAGMA busy_timeout = 5000; PRAGMA query_only = 1;")
             .with_context(|| format!("opening {}", path.display()))?;
         match format_version(&conn).with_context(|| format!("reading {}", path.display()))? {

@@ -209,9 +209,23 @@ fn keep(
 ) -> Result<(), ConvertError> {
     if settings.use_store {
         store::save(root, doc, images).map_err(|e| {
+            let read_only = e.chain().any(|cause| {
+                cause.downcast_ref::<std::io::Error>().is_some_and(|io| {
+                    matches!(
+                        io.kind(),
+                        std::io::ErrorKind::ReadOnlyFilesystem
+                            | std::io::ErrorKind::PermissionDenied
+                    )
+                })
+            });
+            let hint = if read_only {
+                " (the scope cannot be written: convert with --no-store to read it without storing)"
+            } else {
+                ""
+            };
             ConvertError::new(
                 ErrorCode::Io,
-                format!("cannot store the converted document: {e:#}"),
+                format!("cannot store the converted document: {e:#}{hint}"),
             )
         })
     } else {

@@ -37,6 +37,8 @@ pub fn cached(root: &Path, doc_id: &str, source_sha256: &str) -> Option<DocRecor
         "markdown".into(),
         fs::read_to_string(dir.join("content.md")).ok()?.into(),
     );
+    // The scope may have moved since: the record names where it is now.
+    object.insert("root".into(), root.to_string_lossy().into());
     serde_json::from_value(stored).ok()
 }
 

@@ -28,6 +28,7 @@ mod documents;
 mod fts;
 mod lexical;
 mod lock;
+mod read_only;
 mod root;
 mod schema;
 mod search;
@@ -41,12 +42,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Once;
 
 use anyhow::Context;
-use rusqlite::{Connection, OpenFlags, OptionalExtension};
+use rusqlite::{Connection, OptionalExtension};
 
 pub use documents::StoredDocument;
 pub use fts::{is_stopword, match_all_query, match_query, query_terms};
 pub use lexical::{LexicalState, Synced, index_dir as lexical_index_dir};
 pub use lock::{LockWait, Locked};
+pub use read_only::open_read_only;
 pub use root::{ScopeEntry, Scopes, discover_scopes, is_scope};
 pub use search::{Filters, Hit, Scored};
 pub use slug::scope_slug;
@@ -132,11 +134,7 @@ impl Store {
             );
         }
         register_sqlite_vec();
-        let conn = Connection::open_with_flags(
-            &path,
-            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )
-        .with_context(|| format!("opening {}", path.display()))?;
+        let conn = open_read_only(&path)?;
         conn.execute_batch(
             "PRAGMA busy_timeout = 5000; PRAGMA mmap_size = 4294967296; PRAGMA query_only = 1;",
         )?;
@@ -158,7 +156,7 @@ impl Store {
     /// [`LockWait::NoWait`] when another writer holds it.
     pub fn open_writer(scope: &Path, wait: LockWait) -> anyhow::Result<Store> {
         let dir = kts_dir(scope);
-        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        std::fs::create_dir_all(&dir).map_err(|e| lock::cannot_write(&dir, e))?;
         let lock = lock::acquire(&dir.join("write.lock"), wait)?;
         register_sqlite_vec();
         let path = db_path(scope);
@@ -166,7 +164,8 @@ impl Store {
             Connection::open(&path).with_context(|| format!("opening {}", path.display()))?;
         conn.execute_batch(
             "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000;",
-        )?;
+        )
+        .map_err(|e| lock::when_full(&dir, e.into()))?;
         schema::create(&conn)?;
         let store = Store {
             conn,

@@ -184,7 +184,8 @@ mod tests {
         assert!(properties.is_empty(), "{properties:?}");
 
         // UTF-8 with a few damaged bytes: those become U+FFFD, the rest stays.
-        let damaged = decode(b"caf\xC3\xA9, na\xC3\xAFve, r\xC3\xA9sum\xC3\xA9, \xC3\x28 bad \xFF").unwrap();
+        let damaged =
+            decode(b"caf\xC3\xA9, na\xC3\xAFve, r\xC3\xA9sum\xC3\xA9, \xC3\x28 bad \xFF").unwrap();
         assert_eq!(
             damaged.text,
             "caf\u{e9}, na\u{ef}ve, r\u{e9}sum\u{e9}, \u{fffd}( bad \u{fffd}"

@@ -30,12 +30,14 @@ use anyhow::Context;
 use rusqlite::{Connection, params};
 use tantivy::collector::TopDocs;
 use tantivy::columnar::Column;
+use tantivy::directory::MmapDirectory;
 use tantivy::query::{BooleanQuery, ConstScoreQuery, Occur, Query, TermQuery, TermSetQuery};
 use tantivy::schema::{
     FAST, Field, INDEXED, IndexRecordOption, STRING, Schema, TextFieldIndexing, TextOptions,
 };
 use tantivy::{DocAddress, Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
 
+use crate::read_only::ReadOnlyDirectory;
 use crate::search::Filters;
 use crate::{kts_dir, schema};
 
@@ -165,7 +167,11 @@ impl LexicalIndex {
         if !dir.join("meta.json").is_file() {
             return Ok(Err(LexicalState::Missing));
         }
-        let index = Index::open_in_dir(&dir)?;
+        let index = if crate::read_only::can_write(&dir.join("meta.json")) {
+            Index::open_in_dir(&dir)?
+        } else {
+            Index::open(ReadOnlyDirectory(MmapDirectory::open(&dir)?))?
+        };
         if Payload::of(&index)
             != Some(Payload {
                 format: FORMAT,
