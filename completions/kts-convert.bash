@@ -23,7 +23,7 @@ _kts__convert() {
 
     case "${cmd}" in
         kts__convert)
-            opts="-j -q -h -V --root --threads --timeout --max-unpacked-mib --max-pages --max-cells --ocr --ocr-languages --ocr-timeout --max-megapixels --tesseract --pdftoppm --describe-images --describe-timeout --no-store --fail-fast --stats --quiet --help --version"
+            opts="-j -q -h -V --root --threads --timeout --max-markdown-mib --max-unpacked-mib --max-pages --max-cells --ocr --ocr-languages --ocr-timeout --max-megapixels --tesseract --pdftoppm --describe-images --describe-timeout --no-store --fail-fast --stats --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -42,6 +42,10 @@ _kts__convert() {
                     return 0
                     ;;
                 --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-markdown-mib)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

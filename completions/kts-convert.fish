@@ -1,6 +1,7 @@
 complete -c kts-convert -l root -d 'Scope root for records that do not name one (paths are relative to it)' -r -F
 complete -c kts-convert -s j -l threads -d 'Worker threads [default: the number of cores]' -r
 complete -c kts-convert -l timeout -d 'Give up on a document after this many seconds (OCR included: raise it for long scans)' -r
+complete -c kts-convert -l max-markdown-mib -d 'Refuse a document whose Markdown would pass this many MiB (a text file that large is refused before it is read): the later stages hold a document whole' -r
 complete -c kts-convert -l max-unpacked-mib -d 'Largest total a zip package (docx, pptx, xlsx, ods, odt, odp, epub) may decompress to, and the attachments of one e-mail file may add up to, in MiB' -r
 complete -c kts-convert -l max-pages -d 'Refuse PDFs with more pages than this' -r
 complete -c kts-convert -l max-cells -d 'Read at most this many non-empty cells of a workbook; the rest is left out with a warning' -r

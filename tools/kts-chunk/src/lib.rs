@@ -6,6 +6,7 @@ mod splitter;
 use clap::{CommandFactory, Parser};
 use kts_cli::{Exit, Incoming, JsonlReader, JsonlWriter};
 use kts_record::{ChunkRecord, DocRecord, ErrorCode};
+use serde::Deserialize;
 
 pub use splitter::{Chunk, ChunkSettings, split};
 
@@ -67,27 +68,32 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     let (mut documents, mut chunks) = (0usize, 0usize);
     while let Some(item) = reader.next() {
         match item? {
-            Ok(Incoming::Doc(value)) => match serde_json::from_value::<DocRecord>(value.clone()) {
-                Ok(doc) => {
-                    if !args.chunks_only {
-                        out.write(&value)?;
-                    }
-                    for chunk in chunk_records(&doc, &settings) {
-                        out.write(&chunk)?;
-                        chunks += 1;
-                    }
-                    documents += 1;
+            Ok(Incoming::Doc(value)) => {
+                let path = value.get("path").and_then(|p| p.as_str()).map(String::from);
+                let well_formed = DocRecord::deserialize(&value).map(drop);
+                if well_formed.is_ok() && !args.chunks_only {
+                    out.write(&value)?;
                 }
-                Err(e) => {
-                    let path = value.get("path").and_then(|p| p.as_str()).unwrap_or("?");
-                    let error = messages.reject_record(
-                        &format!("{} ({path})", reader.position()),
-                        ErrorCode::BadRecord,
-                        &e.to_string(),
-                    );
-                    out.write(&error)?;
+                // Moved, not copied, out of the record: a document is held once.
+                match well_formed.and_then(|()| serde_json::from_value::<DocRecord>(value)) {
+                    Ok(doc) => {
+                        for chunk in chunk_records(&doc, &settings) {
+                            out.write(&chunk)?;
+                            chunks += 1;
+                        }
+                        documents += 1;
+                    }
+                    Err(e) => {
+                        let path = path.as_deref().unwrap_or("?");
+                        let error = messages.reject_record(
+                            &format!("{} ({path})", reader.position()),
+                            ErrorCode::BadRecord,
+                            &e.to_string(),
+                        );
+                        out.write(&error)?;
+                    }
                 }
-            },
+            }
             Ok(
                 Incoming::File(value)
                 | Incoming::Chunk(value)

@@ -75,29 +75,56 @@ struct Context {
 }
 
 /// Character offsets of byte positions, so sizes count characters, not bytes.
-struct CharIndex(Vec<u32>);
+/// ASCII text needs no table; other text keeps the count at every
+/// [`CHAR_BLOCK`]th byte and counts the rest of the way (a table entry per
+/// byte would take four times the document's size).
+struct CharIndex<'a> {
+    text: &'a [u8],
+    /// Characters before byte `k * CHAR_BLOCK`, unless the text is ASCII.
+    blocks: Option<Vec<u32>>,
+}
 
-impl CharIndex {
-    fn new(text: &str) -> Self {
-        let mut index = vec![0u32; text.len() + 1];
-        let mut count = 0u32;
-        for (byte, ch) in text.char_indices() {
-            for slot in &mut index[byte..byte + ch.len_utf8()] {
-                *slot = count;
+const CHAR_BLOCK: usize = 64;
+
+impl<'a> CharIndex<'a> {
+    fn new(text: &'a str) -> Self {
+        let bytes = text.as_bytes();
+        let blocks = (!text.is_ascii()).then(|| {
+            let mut count = 0u32;
+            let mut blocks = Vec::with_capacity(bytes.len() / CHAR_BLOCK + 2);
+            for block in bytes.chunks(CHAR_BLOCK) {
+                blocks.push(count);
+                count += char_starts(block);
             }
-            count += 1;
+            // The end of a text whose length is a multiple of the block.
+            blocks.push(count);
+            blocks
+        });
+        Self {
+            text: bytes,
+            blocks,
         }
-        index[text.len()] = count;
-        Self(index)
     }
 
     fn at(&self, byte: usize) -> usize {
-        self.0[byte] as usize
+        match &self.blocks {
+            None => byte,
+            Some(blocks) => {
+                let block = byte / CHAR_BLOCK;
+                (blocks[block] + char_starts(&self.text[block * CHAR_BLOCK..byte])) as usize
+            }
+        }
     }
 
     fn len(&self, bytes: &Range<usize>) -> usize {
         self.at(bytes.end) - self.at(bytes.start)
     }
+}
+
+/// The characters that start in these bytes (those that are not UTF-8
+/// continuation bytes).
+fn char_starts(bytes: &[u8]) -> u32 {
+    bytes.iter().filter(|&&b| b & 0xC0 != 0x80).count() as u32
 }
 
 /// Splits a document's Markdown into chunks.
@@ -134,7 +161,7 @@ pub fn split(markdown: &str, settings: &ChunkSettings) -> Vec<Chunk> {
 /// get a context whose heading path ends with the header row, so that every
 /// chunk of the table says what its columns mean while its text stays an
 /// exact slice of the Markdown.
-fn units(markdown: &str, chars: &CharIndex, size: usize) -> (Vec<Unit>, Vec<Context>) {
+fn units(markdown: &str, chars: &CharIndex<'_>, size: usize) -> (Vec<Unit>, Vec<Context>) {
     let mut units = Vec::new();
     let mut contexts = vec![Context::default()];
     let mut current = 0;
@@ -222,7 +249,7 @@ fn cut(
     text: &str,
     range: Range<usize>,
     level: Level,
-    chars: &CharIndex,
+    chars: &CharIndex<'_>,
     size: usize,
     clean_start: bool,
     pieces: &mut Vec<(Range<usize>, bool)>,
@@ -246,11 +273,10 @@ fn cut(
             Level::Words,
             true,
         ),
-        Level::Words => (
-            slice.split_word_bound_indices().map(|(i, _)| i).collect(),
-            Level::Characters,
-            false,
-        ),
+        Level::Words => {
+            cut_at_words(text, range, chars, size, clean_start, pieces);
+            return;
+        }
         Level::Characters => {
             let mut start = range.start;
             for (i, _) in slice.char_indices().skip(size).step_by(size) {
@@ -281,6 +307,38 @@ fn cut(
     }
 }
 
+/// Cuts a range without sentence or line ends into pieces of whole words of
+/// about `size / 16` characters: chunks still end within a few words of
+/// their limit, and a long run of such text (minified or one-line data) does
+/// not become a unit per word. A word longer than `size` is cut by characters.
+fn cut_at_words(
+    text: &str,
+    range: Range<usize>,
+    chars: &CharIndex<'_>,
+    size: usize,
+    clean_start: bool,
+    pieces: &mut Vec<(Range<usize>, bool)>,
+) {
+    let grain = (size / 16).max(1);
+    let mut piece = range.start..range.start;
+    let emit = |piece: Range<usize>, pieces: &mut Vec<(Range<usize>, bool)>| {
+        let piece = trim(text, piece);
+        if !piece.is_empty() {
+            let clean = clean_start && piece.start == range.start;
+            cut(text, piece, Level::Characters, chars, size, clean, pieces);
+        }
+    };
+    for (i, word) in text[range.clone()].split_word_bound_indices() {
+        let (start, end) = (range.start + i, range.start + i + word.len());
+        if piece.end > piece.start && chars.len(&(piece.start..end)) > grain {
+            emit(piece.clone(), pieces);
+            piece = start..start;
+        }
+        piece.end = end;
+    }
+    emit(piece, pieces);
+}
+
 fn trim(text: &str, range: Range<usize>) -> Range<usize> {
     let slice = &text[range.clone()];
     let start = range.start + (slice.len() - slice.trim_start().len());
@@ -289,7 +347,7 @@ fn trim(text: &str, range: Range<usize>) -> Range<usize> {
 }
 
 /// Groups consecutive units into chunks: (first unit, last unit) per chunk.
-fn pack(units: &[Unit], chars: &CharIndex, settings: &ChunkSettings) -> Vec<(usize, usize)> {
+fn pack(units: &[Unit], chars: &CharIndex<'_>, settings: &ChunkSettings) -> Vec<(usize, usize)> {
     let span =
         |first: usize, last: usize| chars.len(&(units[first].bytes.start..units[last].bytes.end));
     let mut groups: Vec<(usize, usize)> = Vec::new();
@@ -322,7 +380,7 @@ fn pack(units: &[Unit], chars: &CharIndex, settings: &ChunkSettings) -> Vec<(usi
 /// the whole sentences at the end of that chunk that fit in `overlap`.
 fn overlap_start(
     units: &[Unit],
-    chars: &CharIndex,
+    chars: &CharIndex<'_>,
     settings: &ChunkSettings,
     first: usize,
     last: usize,

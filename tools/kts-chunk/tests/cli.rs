@@ -131,3 +131,53 @@ fn bad_flags_are_usage_errors() {
         .unwrap();
     assert_eq!(output.status.code(), Some(2));
 }
+
+/// Runs kts-chunk on `input` and returns its peak resident memory in bytes
+/// (from wait4, so other tests' processes do not count).
+#[allow(unsafe_code)]
+fn peak_memory(input: &std::path::Path) -> u64 {
+    let child = Command::new(env!("CARGO_BIN_EXE_kts-chunk"))
+        .arg("--chunks-only")
+        .stdin(std::fs::File::open(input).unwrap())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut status = 0;
+    // SAFETY: a zeroed rusage is a valid value for wait4 to fill in.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: the pid is our child's, not yet waited for; the pointers are valid.
+    let pid = unsafe { libc::wait4(child.id() as libc::pid_t, &mut status, 0, &mut usage) };
+    assert_eq!(pid, child.id() as libc::pid_t);
+    assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0);
+    usage.ru_maxrss as u64 * 1024
+}
+
+#[test]
+fn a_document_of_one_40_mb_line_is_chunked_in_at_most_four_times_its_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let words = [
+        "ledger",
+        "audit",
+        "retention",
+        "archive",
+        "quarterly",
+        "réunion",
+    ];
+    let mut markdown = String::with_capacity(41 << 20);
+    let mut i = 0usize;
+    while markdown.len() < 40 << 20 {
+        markdown.push_str(words[i % words.len()]);
+        markdown.push(' ');
+        i = i.wrapping_mul(31).wrapping_add(7);
+    }
+    let doc = json!({"schema": "kts.doc/1", "doc_id": "d1", "path": "one-line.txt", "markdown": markdown});
+    let input = dir.path().join("doc.jsonl");
+    std::fs::write(&input, format!("{doc}\n")).unwrap();
+    let peak = peak_memory(&input);
+    assert!(
+        peak <= 4 * markdown.len() as u64 + (32 << 20),
+        "kts-chunk peaked at {} MiB for a {} MiB document",
+        peak >> 20,
+        markdown.len() >> 20
+    );
+}

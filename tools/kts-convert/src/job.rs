@@ -11,7 +11,7 @@ use anyhow::Context as _;
 use crossbeam_channel::{RecvTimeoutError, bounded, unbounded};
 use kts_cli::JsonlReader;
 use kts_record::scope_path::{self, ResolveError};
-use kts_record::{DocRecord, ErrorCode, ErrorRecord, FileRecord, detect_format};
+use kts_record::{DocRecord, ErrorCode, ErrorRecord, FileRecord, Format, detect_format};
 use serde_json::Value;
 
 use crate::formats::{self, Context, ConvertError, Converted, Part};
@@ -151,6 +151,9 @@ fn try_convert_file(file: &FileRecord, settings: &Settings) -> Result<Vec<Output
     {
         return Ok(outputs);
     }
+    if is_text_sized(file.format) && file.size > settings.max_markdown_bytes {
+        return Err(too_large(file.size, settings));
+    }
     let bytes = std::fs::read(&full_path).map_err(|e| {
         ConvertError::new(
             ErrorCode::Io,
@@ -169,6 +172,9 @@ fn try_convert_file(file: &FileRecord, settings: &Settings) -> Result<Vec<Output
         )
     })?;
     let (mut converted, found, mut images) = convert_guarded(format, bytes, settings)?;
+    if converted.markdown.len() as u64 > settings.max_markdown_bytes {
+        return Err(too_large(converted.markdown.len() as u64, settings));
+    }
     let stored_images = store::documents_dir(&root).join(&doc_id).join("images");
     if let Some(describer) = &settings.describer {
         let stored = settings.use_store.then_some(stored_images.as_path());
@@ -188,6 +194,15 @@ fn try_convert_file(file: &FileRecord, settings: &Settings) -> Result<Vec<Output
     // document means its parts are stored too (see `cached`).
     for part in parts::describe(file, &mut doc, found) {
         outputs.push(match part {
+            Ok((part, _)) if part.markdown.len() as u64 > settings.max_markdown_bytes => {
+                let error = too_large(part.markdown.len() as u64, settings);
+                Output::Failed(ErrorRecord::new(
+                    TOOL,
+                    &part.path,
+                    error.code,
+                    error.message,
+                ))
+            }
             Ok((mut part, images)) => {
                 keep(&root, &mut part, &images, settings)?;
                 Output::Doc(Box::new(part))
@@ -337,4 +352,23 @@ fn quiet_panics_in_converters() {
             default_hook(info);
         }
     }));
+}
+
+/// Formats whose Markdown is about as large as the file.
+fn is_text_sized(format: Format) -> bool {
+    matches!(
+        format,
+        Format::Md | Format::Txt | Format::Json | Format::Csv | Format::Vtt | Format::Adoc
+    )
+}
+
+fn too_large(bytes: u64, settings: &Settings) -> ConvertError {
+    ConvertError::new(
+        ErrorCode::TooLarge,
+        format!(
+            "{} MiB of text, more than --max-markdown-mib {}",
+            bytes.div_ceil(1 << 20),
+            settings.max_markdown_bytes >> 20
+        ),
+    )
 }

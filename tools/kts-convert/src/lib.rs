@@ -70,6 +70,12 @@ pub struct Args {
     #[arg(long, value_name = "SECONDS", default_value_t = 120)]
     pub timeout: u64,
 
+    /// Refuse a document whose Markdown would pass this many MiB (a text file
+    /// that large is refused before it is read): the later stages hold a
+    /// document whole.
+    #[arg(long, value_name = "MIB", default_value_t = 256)]
+    pub max_markdown_mib: u64,
+
     /// Largest total a zip package (docx, pptx, xlsx, ods, odt, odp, epub) may
     /// decompress to, and the attachments of one e-mail file may add up to, in MiB.
     #[arg(long, value_name = "MIB", default_value_t = 512)]
@@ -152,6 +158,7 @@ pub fn command() -> clap::Command {
 pub(crate) struct Settings {
     pub default_root: Option<PathBuf>,
     pub limits: formats::Limits,
+    pub max_markdown_bytes: u64,
     pub timeout: Duration,
     pub use_store: bool,
     pub ocr: Ocr,
@@ -168,6 +175,7 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
             max_sheet_cells: args.max_cells,
             ..formats::Limits::default()
         },
+        max_markdown_bytes: args.max_markdown_mib << 20,
         timeout: Duration::from_secs(args.timeout.max(1)),
         use_store: !args.no_store,
         ocr: Ocr {

@@ -654,3 +654,44 @@ fn text_that_is_not_utf8_is_read_with_a_warning_naming_the_file() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_document_past_the_markdown_limit_is_a_too_large_error_and_the_stream_goes_on() {
+    let scope = tempfile::tempdir().unwrap();
+    let line = "The ledger is audited every quarter. ".repeat(30_000);
+    std::fs::write(scope.path().join("big.md"), &line).unwrap();
+    let table: String = (0..40_000)
+        .map(|i| format!("row {i},ledger entry {i},audited\n"))
+        .collect();
+    std::fs::write(scope.path().join("big.csv"), &table).unwrap();
+    // HTML is read first and its Markdown measured.
+    let page = format!("<html><body><p>{line}</p></body></html>");
+    std::fs::write(scope.path().join("big.html"), page).unwrap();
+    std::fs::write(scope.path().join("small.md"), "# Small\n\nFits.\n").unwrap();
+    let input = [
+        file_record(scope.path(), "big.md"),
+        file_record(scope.path(), "big.csv"),
+        file_record(scope.path(), "big.html"),
+        file_record(scope.path(), "small.md"),
+    ];
+    let (output, records) = convert(&input, &["--no-store", "--max-markdown-mib", "1"]);
+    assert!(!output.status.success(), "failures set the exit status");
+    for (record, path) in records[..3].iter().zip(["big.md", "big.csv", "big.html"]) {
+        assert_eq!(record["schema"], "kts.error/1");
+        assert_eq!(record["path"], path);
+        assert_eq!(record["code"], "too-large");
+        assert!(
+            record["message"]
+                .as_str()
+                .unwrap()
+                .contains("--max-markdown-mib 1"),
+            "{record}"
+        );
+    }
+    assert_eq!(records[3]["path"], "small.md");
+    assert_eq!(records[3]["schema"], "kts.doc/1");
+
+    let (output, records) = convert(&input[..1], &["--no-store"]);
+    assert!(output.status.success());
+    assert_eq!(records[0]["schema"], "kts.doc/1");
+}
