@@ -6,7 +6,7 @@ use std::path::Path;
 
 use kts_cli::Messages;
 use kts_record::{HitRecord, NodeRecord, PlanNote, PlanRecord, PlannedQuery, Signal};
-use kts_store::{ChangeStamp, Filters, LexicalState, Meta, Scored, Store};
+use kts_store::{ChangeStamp, Filters, Hit, LexicalState, Meta, Scored, Store};
 use petgraph::stable_graph::NodeIndex;
 
 use crate::embedder::{ModelChoice, SharedModel, mismatch};
@@ -209,8 +209,20 @@ impl Searcher {
         Ok(self.search_explained(text, given)?.0)
     }
 
-    /// The results for one question and the record of how they were found.
+    /// The results for one question and the record of how they were found,
+    /// all read from one state of the store.
     pub fn search_explained(
+        &mut self,
+        text: &str,
+        given: Option<(Vec<f32>, Option<String>)>,
+    ) -> anyhow::Result<(Vec<HitRecord>, PlanRecord)> {
+        self.store.begin_read()?;
+        let result = self.search_in_one_state(text, given);
+        self.store.end_read()?;
+        result
+    }
+
+    fn search_in_one_state(
         &mut self,
         text: &str,
         given: Option<(Vec<f32>, Option<String>)>,
@@ -446,10 +458,13 @@ impl Searcher {
 
     fn hit_records(&self, kept: &[Fused]) -> anyhow::Result<Vec<HitRecord>> {
         let rowids: Vec<i64> = kept.iter().map(|f| f.rowid).collect();
-        let hits = self.store.fetch_hits(&rowids)?;
+        let mut hits: HashMap<i64, Hit> = (self.store.fetch_hits(&rowids)?)
+            .into_iter()
+            .map(|hit| (hit.rowid, hit))
+            .collect();
         Ok(kept
             .iter()
-            .zip(hits)
+            .filter_map(|fused| Some((fused, hits.remove(&fused.rowid)?)))
             .enumerate()
             .map(|(i, (fused, hit))| HitRecord {
                 schema: kts_record::schema_id::HIT.into(),

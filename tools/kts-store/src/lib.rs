@@ -186,6 +186,25 @@ impl Store {
         &self.scope
     }
 
+    /// Starts a read transaction: until [`Store::end_read`], every read sees
+    /// one state of the store, whatever writers commit meanwhile (they never
+    /// wait for it). A transaction a failed search left open is ended first.
+    pub fn begin_read(&self) -> anyhow::Result<()> {
+        if !self.conn.is_autocommit() {
+            self.conn.execute_batch("ROLLBACK")?;
+        }
+        self.conn.execute_batch("BEGIN")?;
+        Ok(())
+    }
+
+    /// Ends the read transaction [`Store::begin_read`] started.
+    pub fn end_read(&self) -> anyhow::Result<()> {
+        if !self.conn.is_autocommit() {
+            self.conn.execute_batch("COMMIT")?;
+        }
+        Ok(())
+    }
+
     /// The SQLite connection, for diagnostics and tests.
     pub fn connection(&self) -> &Connection {
         &self.conn
