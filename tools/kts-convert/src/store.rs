@@ -49,6 +49,9 @@ pub fn save(root: &Path, doc: &DocRecord, images: &[Image]) -> anyhow::Result<()
     let staging_area = documents.join(".staging");
     fs::create_dir_all(&staging_area)
         .with_context(|| format!("cannot create {}", staging_area.display()))?;
+    if SERIAL.load(Ordering::Relaxed) == 0 {
+        remove_abandoned(&staging_area);
+    }
     let unique = format!(
         "{}-{}-{}",
         doc.doc_id,
@@ -67,6 +70,27 @@ pub fn save(root: &Path, doc: &DocRecord, images: &[Image]) -> anyhow::Result<()
         let _ = fs::remove_dir_all(&staging);
     }
     result
+}
+
+/// Removes what killed converters left in the staging area: the folders
+/// named after a process that is gone (`<doc_id>-<pid>-<n>[.old]`).
+fn remove_abandoned(staging_area: &Path) {
+    let Ok(entries) = fs::read_dir(staging_area) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let pid = name
+            .to_str()
+            .and_then(|name| name.split('-').nth(1))
+            .and_then(|pid| pid.parse::<u32>().ok());
+        if let Some(pid) = pid
+            && pid != std::process::id()
+            && !Path::new(&format!("/proc/{pid}")).exists()
+        {
+            let _ = fs::remove_dir_all(entry.path());
+        }
+    }
 }
 
 fn write_folder(dir: &Path, doc: &DocRecord, images: &[Image]) -> anyhow::Result<()> {

@@ -668,10 +668,12 @@ fn a_document_past_the_markdown_limit_is_a_too_large_error_and_the_stream_goes_o
     let page = format!("<html><body><p>{line}</p></body></html>");
     std::fs::write(scope.path().join("big.html"), page).unwrap();
     std::fs::write(scope.path().join("small.md"), "# Small\n\nFits.\n").unwrap();
+    let mut html = file_record(scope.path(), "big.html");
+    html["format"] = "html".into();
     let input = [
         file_record(scope.path(), "big.md"),
         file_record(scope.path(), "big.csv"),
-        file_record(scope.path(), "big.html"),
+        html,
         file_record(scope.path(), "small.md"),
     ];
     let (output, records) = convert(&input, &["--no-store", "--max-markdown-mib", "1"]);

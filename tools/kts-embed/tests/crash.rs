@@ -74,7 +74,7 @@ fn sigkill_while_appending_to_the_cache_loses_nothing_whole() {
     let cache = scope.join(".kts/embeddings/all-minilm-l6-v2-int8.bin");
     let started = Instant::now();
     let first = embeddings(kts_embed(&input(scope, 0)));
-    let mut window = started.elapsed().as_millis() as u64;
+    let window = started.elapsed().as_millis() as u64;
 
     let mut rng = fastrand::Rng::with_seed(5);
     let (mut killed, mut grown) = (0, 0);

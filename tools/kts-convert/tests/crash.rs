@@ -1,0 +1,121 @@
+//! kts-convert killed at random moments while it fills the scope's document
+//! store: every document folder found is whole (its Markdown is the one its
+//! metadata's source hash gives), and the next run finishes the job and
+//! clears what the killed ones left aside.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+const DOCUMENTS: usize = 300;
+
+fn text(i: usize, version: usize) -> String {
+    let sentence = format!("Entry {i} of version {version} was audited and archived. ");
+    format!("# Entry {i} v{version}\n\n{}\n", sentence.repeat(300))
+}
+
+fn sha256(text: &str) -> String {
+    Sha256::digest(text.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Writes every document at `version` and returns their file records.
+fn write_version(scope: &Path, version: usize) -> String {
+    let mut records = String::new();
+    for i in 0..DOCUMENTS {
+        let path = format!("entry-{i:03}.md");
+        let text = text(i, version);
+        std::fs::write(scope.join(&path), &text).unwrap();
+        let record = json!({"schema": "kts.file/1", "path": path, "root": scope.to_str().unwrap(),
+            "size": text.len(), "mtime": "2026-01-01T00:00:00Z", "sha256": sha256(&text),
+            "format": "md", "status": "new"});
+        records.push_str(&format!("{record}\n"));
+    }
+    records
+}
+
+fn kts_convert(input: &str) -> std::process::Child {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kts-convert"))
+        .args(["--threads", "2"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let input = input.to_string();
+    std::thread::spawn(move || {
+        let _ = stdin.write_all(input.as_bytes());
+    });
+    child
+}
+
+/// Checks every stored document is whole; returns how many there are.
+fn stored_documents_are_whole(scope: &Path, texts: &HashMap<String, String>) -> usize {
+    let documents = scope.join(".kts/documents");
+    let mut count = 0;
+    for entry in std::fs::read_dir(&documents).unwrap() {
+        let dir = entry.unwrap().path();
+        if dir.file_name().unwrap() == ".staging" {
+            continue;
+        }
+        let metadata: Value =
+            serde_json::from_slice(&std::fs::read(dir.join("metadata.json")).unwrap())
+                .unwrap_or_else(|e| panic!("{}: metadata.json: {e}", dir.display()));
+        let source = metadata["metadata"]["source_sha256"].as_str().unwrap();
+        let content = std::fs::read_to_string(dir.join("content.md")).unwrap();
+        assert_eq!(
+            Some(&content),
+            texts.get(source),
+            "{}: its Markdown is not the one its source hash gives",
+            dir.display()
+        );
+        count += 1;
+    }
+    count
+}
+
+#[test]
+fn sigkill_at_random_moments_leaves_only_whole_stored_documents() {
+    let scope = tempfile::tempdir().unwrap();
+    let scope = scope.path();
+    let texts: HashMap<String, String> = (0..DOCUMENTS)
+        .flat_map(|i| [text(i, 0), text(i, 1)])
+        .map(|text| (sha256(&text), text))
+        .collect();
+
+    let records = write_version(scope, 0);
+    let started = Instant::now();
+    assert!(kts_convert(&records).wait().unwrap().success());
+    let window = started.elapsed().as_millis().max(20) as u64;
+    assert_eq!(stored_documents_are_whole(scope, &texts), DOCUMENTS);
+
+    let mut rng = fastrand::Rng::with_seed(3);
+    let mut killed = 0;
+    for round in 1..=12 {
+        let records = write_version(scope, round % 2);
+        let mut child = kts_convert(&records);
+        std::thread::sleep(Duration::from_millis(rng.u64(window / 8..window)));
+        killed += usize::from(child.try_wait().unwrap().is_none());
+        child.kill().ok(); // SIGKILL
+        child.wait().unwrap();
+        stored_documents_are_whole(scope, &texts);
+    }
+    assert!(killed >= 6, "only {killed} of 12 runs were killed mid-way");
+
+    let records = write_version(scope, 1);
+    assert!(kts_convert(&records).wait().unwrap().success());
+    assert_eq!(stored_documents_are_whole(scope, &texts), DOCUMENTS);
+    let left: Vec<_> = std::fs::read_dir(scope.join(".kts/documents/.staging"))
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name())
+        .collect();
+    assert!(left.is_empty(), "left in the staging area: {left:?}");
+}
