@@ -1,0 +1,116 @@
+//! kts-catalog's rebuild killed at random moments: the catalog passes
+//! SQLite's integrity check and holds either every row of before or every
+//! row of after, never a mix; the next rebuild completes.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use kts_catalog::{Catalog, CatalogRow, catalog_path};
+
+const SCOPES: usize = 60;
+
+fn index_all(root: &Path, scopes: impl Iterator<Item = usize>) {
+    let script: String = scopes
+        .map(|i| {
+            let dir = root.join(format!("scope-{i:02}"));
+            let dir = dir.display();
+            format!("kts-crawl '{dir}' | kts-convert | kts-chunk | kts-index '{dir}' --quiet || exit 1\n")
+        })
+        .collect();
+    kts_tests::succeeded(kts_tests::shell(&script));
+}
+
+fn write_scope(root: &Path, i: usize, documents: usize) {
+    let dir = root.join(format!("scope-{i:02}"));
+    std::fs::create_dir_all(&dir).unwrap();
+    for d in 0..documents {
+        let text = format!(
+            "# Ledger {i} report {d}\n\nThe ledger of scope {i} was audited in 20{:02}. \
+             Report {d} lists its entries.\n",
+            10 + d
+        );
+        std::fs::write(dir.join(format!("report-{d}.md")), text).unwrap();
+    }
+}
+
+fn rows(root: &Path) -> Vec<CatalogRow> {
+    let check: String = rusqlite::Connection::open(catalog_path(root))
+        .unwrap()
+        .query_row("PRAGMA integrity_check", [], |row| row.get(0))
+        .unwrap();
+    assert_eq!(check, "ok");
+    Catalog::open(root).unwrap().scopes().unwrap()
+}
+
+/// Puts a saved catalog file back in place (its WAL files removed).
+fn restore(root: &Path, saved: &[u8]) {
+    let path = catalog_path(root);
+    for suffix in ["-wal", "-shm"] {
+        let mut side = path.as_os_str().to_owned();
+        side.push(suffix);
+        let _ = std::fs::remove_file(side);
+    }
+    std::fs::write(&path, saved).unwrap();
+}
+
+fn rebuild(root: &Path) -> std::process::Child {
+    Command::new(kts_tests::bin("kts-catalog"))
+        .arg(root)
+        .arg("--quiet")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+#[test]
+fn sigkill_during_a_rebuild_leaves_the_whole_catalog_of_before_or_after() {
+    let root = tempfile::tempdir().unwrap();
+    let root = root.path();
+    for i in 0..SCOPES {
+        write_scope(root, i, 2);
+    }
+    index_all(root, 0..SCOPES);
+    assert!(rebuild(root).wait().unwrap().success());
+    let before = rows(root);
+    let saved = std::fs::read(catalog_path(root)).unwrap();
+
+    // Every third scope gains documents, indexed while the catalog is away
+    // (kts-index would otherwise update its row itself).
+    let aside = root.join("catalog-aside");
+    std::fs::rename(catalog_path(root), &aside).unwrap();
+    for i in (0..SCOPES).step_by(3) {
+        write_scope(root, i, 4);
+    }
+    index_all(root, (0..SCOPES).step_by(3));
+    std::fs::remove_file(&aside).unwrap();
+    restore(root, &saved);
+    let started = Instant::now();
+    assert!(rebuild(root).wait().unwrap().success());
+    let window = started.elapsed().as_millis().max(10) as u64;
+    let after = rows(root);
+    assert_ne!(before, after);
+
+    let mut rng = fastrand::Rng::with_seed(7);
+    let mut killed = 0;
+    for round in 0..20 {
+        restore(root, &saved);
+        let mut child = rebuild(root);
+        std::thread::sleep(Duration::from_millis(rng.u64(0..window)));
+        killed += usize::from(child.try_wait().unwrap().is_none());
+        child.kill().ok(); // SIGKILL
+        child.wait().unwrap();
+        let now = rows(root);
+        assert!(
+            now == before || now == after,
+            "round {round}: the catalog holds a mix of before and after"
+        );
+    }
+    assert!(
+        killed >= 8,
+        "only {killed} of 20 rebuilds were killed mid-way"
+    );
+    assert!(rebuild(root).wait().unwrap().success());
+    assert_eq!(rows(root), after);
+}
