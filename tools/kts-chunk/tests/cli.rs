@@ -135,6 +135,7 @@ fn bad_flags_are_usage_errors() {
 /// Runs kts-chunk on `input` and returns its peak resident memory in bytes
 /// (from wait4, so other tests' processes do not count).
 #[allow(unsafe_code)]
+#[allow(clippy::zombie_processes)] // reaped by wait4, not by std
 fn peak_memory(input: &std::path::Path) -> u64 {
     let child = Command::new(env!("CARGO_BIN_EXE_kts-chunk"))
         .arg("--chunks-only")
