@@ -48,13 +48,15 @@ pub fn convert(bytes: &[u8], ctx: &mut Context) -> Result<Converted, ConvertErro
         .map(|xml| Numbering::parse(&xml))
         .unwrap_or_default();
 
-    // docx-rs reads some parts (styles, for one) until their root element
-    // closes, and loops forever when a part ends before it does.
+    // docx-rs fails on entity declarations with a message that hides them,
+    // and reads some parts (styles, for one) until their root element
+    // closes, looping forever when a part ends before it does.
     for name in package.xml_part_names() {
-        if package
-            .part(&name)
-            .is_some_and(|xml| ooxml::is_cut_short(&xml))
-        {
+        let Some(xml) = package.part(&name) else {
+            continue;
+        };
+        ooxml::refuse_entity_declarations(&name, &xml)?;
+        if ooxml::is_cut_short(&xml) {
             return Err(ConvertError::corrupt(format!(
                 "{name} is cut short: the file is damaged"
             )));
@@ -1484,6 +1486,31 @@ mod tests {
         assert_eq!(error.code, kts_record::ErrorCode::Corrupt);
         assert!(
             error.message.contains("word/styles.xml is cut short"),
+            "{error:?}"
+        );
+    }
+
+    #[test]
+    fn entity_declarations_are_refused_with_a_message_that_says_so() {
+        let whole = docx(&p("", None, "text"), "");
+        let limits = Limits::default();
+        let mut package = Package::open(&whole, &limits).unwrap();
+        let document = String::from_utf8(package.part("word/document.xml").unwrap()).unwrap();
+        let prolog_end = document.find("?>").unwrap() + 2;
+        let bomb = format!(
+            r#"{}<!DOCTYPE w:document [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;">]>{}"#,
+            &document[..prolog_end],
+            document[prolog_end..].replace(">text<", ">&b;<")
+        );
+        let declared = package
+            .with_part_replaced("word/document.xml", bomb.as_bytes())
+            .unwrap();
+        let error = run(&declared).unwrap_err();
+        assert_eq!(error.code, kts_record::ErrorCode::Unsupported);
+        assert!(
+            error
+                .message
+                .contains("word/document.xml declares XML entities (a DTD)"),
             "{error:?}"
         );
     }

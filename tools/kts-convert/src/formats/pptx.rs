@@ -14,6 +14,11 @@ use super::{Context, ConvertError, Converted};
 
 pub fn convert(bytes: &[u8], ctx: &mut Context) -> Result<Converted, ConvertError> {
     let mut package = Package::open(bytes, ctx.limits)?;
+    for name in package.xml_part_names() {
+        if let Some(xml) = package.part(&name) {
+            ooxml::refuse_entity_declarations(&name, &xml)?;
+        }
+    }
     let main = package
         .main_part("officeDocument")
         .unwrap_or_else(|| "ppt/presentation.xml".to_owned());
@@ -704,6 +709,26 @@ mod tests {
         assert_eq!(
             out.properties.get("slides").and_then(Value::as_u64),
             Some(3)
+        );
+    }
+
+    #[test]
+    fn a_slide_declaring_entities_is_refused_with_a_message_that_says_so() {
+        let limits = Limits::default();
+        let deck = deck();
+        let mut package = Package::open(&deck, &limits).unwrap();
+        let slide = String::from_utf8(package.part("ppt/slides/slide1.xml").unwrap()).unwrap();
+        let declared = format!(r#"<!DOCTYPE p:sld [<!ENTITY a "aaaa">]>{slide}"#);
+        let bytes = package
+            .with_part_replaced("ppt/slides/slide1.xml", declared.as_bytes())
+            .unwrap();
+        let error = run(&bytes).unwrap_err();
+        assert_eq!(error.code, kts_record::ErrorCode::Unsupported);
+        assert!(
+            error
+                .message
+                .contains("ppt/slides/slide1.xml declares XML entities"),
+            "{error:?}"
         );
     }
 
