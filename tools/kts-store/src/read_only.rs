@@ -6,8 +6,9 @@
 //! read-only share) or a full disk that fails. There, and only there, the
 //! database is opened as immutable: sound because no writer can run there
 //! either (a writer needs those files too), provided the WAL holds nothing
-//! (kts's writers fold it back into the database when they finish). The lexical index, for
-//! its part, takes a lock file to read; there it reads without one.
+//! (kts's writers fold it back into the database when they finish). The
+//! lexical index, for its part, takes a lock file to read; there it reads
+//! without one.
 
 use std::io;
 use std::path::Path;
@@ -20,12 +21,17 @@ use tantivy::directory::{
     Directory, DirectoryLock, FileHandle, Lock, MmapDirectory, WatchCallback, WatchHandle, WritePtr,
 };
 
+/// How long a reader waits when a writer briefly holds the database (WAL
+/// recovery after a crash), as the stores' connections do.
+const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// Opens `path` read-only, as immutable when SQLite cannot set up its WAL
 /// files because the file cannot be written or the disk is full.
 pub fn open_read_only(path: &Path) -> anyhow::Result<Connection> {
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let opening = || format!("opening {}", path.display());
     let conn = Connection::open_with_flags(path, flags).with_context(opening)?;
+    conn.busy_timeout(BUSY_TIMEOUT).with_context(opening)?;
     // SQLite opens the WAL at the first read, not at the open.
     let error = match conn.query_row("PRAGMA schema_version", [], |_| Ok(())) {
         Ok(()) => return Ok(conn),
