@@ -1,6 +1,7 @@
-//! kts-catalog's rebuild killed at random moments: the catalog passes
-//! SQLite's integrity check and holds either every row of before or every
-//! row of after, never a mix; the next rebuild completes.
+//! kts-catalog's rebuild, and kts-index updating its scope's row, killed at
+//! random moments: the catalog passes SQLite's integrity check and holds
+//! either every row of before or every row of after, never a mix; the next
+//! run completes.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -113,4 +114,89 @@ fn sigkill_during_a_rebuild_leaves_the_whole_catalog_of_before_or_after() {
     );
     assert!(rebuild(root).wait().unwrap().success());
     assert_eq!(rows(root), after);
+}
+
+/// The stream kts-index reads for a scope of `documents` reports (made by the
+/// real pipeline from a copy, so the scope itself is left alone).
+fn stream(root: &Path, documents: usize) -> String {
+    let copy = root.join(format!("stream-{documents}"));
+    std::fs::create_dir_all(&copy).unwrap();
+    write_scope(&copy, 0, documents);
+    let source = copy.join("scope-00");
+    let output = kts_tests::succeeded(kts_tests::shell(&format!(
+        "kts-crawl '{}' | kts-convert --no-store | kts-chunk",
+        source.display()
+    )));
+    std::fs::remove_dir_all(&copy).unwrap();
+    String::from_utf8(output.stdout).unwrap()
+}
+
+fn kts_index(scope: &Path, stream: &str, reindex: bool) -> std::process::Child {
+    let mut command = Command::new(kts_tests::bin("kts-index"));
+    command.arg(scope).arg("--quiet").arg("--batch").arg("1");
+    if reindex {
+        command.arg("--reindex");
+    }
+    let mut child = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let stream = stream.to_string();
+    std::thread::spawn(move || {
+        use std::io::Write;
+        let _ = stdin.write_all(stream.as_bytes());
+    });
+    child
+}
+
+#[test]
+fn sigkill_while_kts_index_updates_its_row_leaves_the_row_of_before_or_after() {
+    let root = tempfile::tempdir().unwrap();
+    let root = root.path();
+    for i in 0..20 {
+        write_scope(root, i, 2);
+    }
+    index_all(root, 0..20);
+    assert!(rebuild(root).wait().unwrap().success());
+    let before = rows(root);
+    let saved = std::fs::read(catalog_path(root)).unwrap();
+    let (two, eight) = (stream(root, 2), stream(root, 8));
+    let scope = root.join("scope-00");
+
+    let started = Instant::now();
+    assert!(kts_index(&scope, &eight, true).wait().unwrap().success());
+    let window = started.elapsed().as_millis().max(10) as u64;
+    // Each run stamps its row with its time: rows are compared without it.
+    let unstamped = |mut rows: Vec<CatalogRow>| {
+        rows.iter_mut().for_each(|row| row.last_indexed.clear());
+        rows
+    };
+    let before = unstamped(before);
+    let after = unstamped(rows(root));
+    assert_eq!(after[0].documents, 8);
+    assert_eq!(after[1..], before[1..]);
+
+    let mut rng = fastrand::Rng::with_seed(9);
+    let mut killed = 0;
+    for round in 0..20 {
+        assert!(kts_index(&scope, &two, true).wait().unwrap().success());
+        restore(root, &saved);
+        let mut child = kts_index(&scope, &eight, true);
+        std::thread::sleep(Duration::from_millis(rng.u64(0..window)));
+        killed += usize::from(child.try_wait().unwrap().is_none());
+        child.kill().ok(); // SIGKILL
+        child.wait().unwrap();
+        let now = unstamped(rows(root));
+        assert!(
+            now == before || now == after,
+            "round {round}: scope-00's row is {:?}",
+            now[0]
+        );
+    }
+    assert!(killed >= 8, "only {killed} of 20 runs were killed mid-way");
+    assert!(kts_index(&scope, &eight, true).wait().unwrap().success());
+    assert_eq!(unstamped(rows(root)), after);
 }
