@@ -191,6 +191,22 @@ pub fn run_jsonl(
     )
 }
 
+/// Starts `command` with `input` fed to its stdin from a thread, for a test
+/// that kills it mid-way (its stdout is piped unless the command set it).
+pub fn spawn_fed(command: &mut Command, input: &str) -> std::process::Child {
+    let mut child = command
+        .stdin(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {command:?}: {e}"));
+    let mut stdin = child.stdin.take().expect("piped stdin");
+    let input = input.to_string();
+    std::thread::spawn(move || {
+        // A tool killed mid-way closes its stdin: that is the point.
+        let _ = stdin.write_all(input.as_bytes());
+    });
+    child
+}
+
 /// Runs `program args` with `stdin` as its input, the environment cleared
 /// except PATH, HOME and LANG, and kills it after `limit`.
 pub fn run_tool(program: &Path, args: &[&str], stdin: &[u8], limit: Duration) -> ToolOutput {

@@ -137,19 +137,7 @@ fn kts_index(scope: &Path, stream: &str, reindex: bool) -> std::process::Child {
     if reindex {
         command.arg("--reindex");
     }
-    let mut child = command
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let stream = stream.to_string();
-    std::thread::spawn(move || {
-        use std::io::Write;
-        let _ = stdin.write_all(stream.as_bytes());
-    });
-    child
+    kts_tests::spawn_fed(command.stdout(Stdio::null()).stderr(Stdio::null()), stream)
 }
 
 #[test]

@@ -4,7 +4,6 @@
 //! clears what the killed ones left aside.
 
 use std::collections::HashMap;
-use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -42,19 +41,13 @@ fn write_version(scope: &Path, version: usize) -> String {
 }
 
 fn kts_convert(input: &str) -> std::process::Child {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kts-convert"))
-        .args(["--threads", "2"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let input = input.to_string();
-    std::thread::spawn(move || {
-        let _ = stdin.write_all(input.as_bytes());
-    });
-    child
+    kts_tests::spawn_fed(
+        Command::new(env!("CARGO_BIN_EXE_kts-convert"))
+            .args(["--threads", "2"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null()),
+        input,
+    )
 }
 
 /// Checks every stored document is whole; returns how many there are.

@@ -2,7 +2,6 @@
 //! cache: the next run reads the cache's whole records, ignores a torn tail,
 //! and gives the vectors an uninterrupted run gives (needs models/fetch).
 
-use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -27,19 +26,13 @@ fn input(root: &Path, round: usize) -> String {
 }
 
 fn kts_embed(input: &str) -> std::process::Child {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kts-embed"))
-        .args(["--threads", "1", "--batch", "8"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let input = input.to_string();
-    std::thread::spawn(move || {
-        let _ = stdin.write_all(input.as_bytes());
-    });
-    child
+    kts_tests::spawn_fed(
+        Command::new(env!("CARGO_BIN_EXE_kts-embed"))
+            .args(["--threads", "1", "--batch", "8"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null()),
+        input,
+    )
 }
 
 /// The embeddings of a run that finished, by chunk text.
