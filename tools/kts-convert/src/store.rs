@@ -4,8 +4,10 @@
 //! `images/<sha256>.txt`. A document folder is built aside and
 //! renamed into place, so a reader never sees half of one.
 
+use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use anyhow::Context;
@@ -49,7 +51,10 @@ pub fn save(root: &Path, doc: &DocRecord, images: &[Image]) -> anyhow::Result<()
     let staging_area = documents.join(".staging");
     fs::create_dir_all(&staging_area)
         .with_context(|| format!("cannot create {}", staging_area.display()))?;
-    if SERIAL.load(Ordering::Relaxed) == 0 {
+    // Once per scope and process: a stream may span several scopes.
+    static CLEANED: Mutex<BTreeSet<PathBuf>> = Mutex::new(BTreeSet::new());
+    let first = (CLEANED.lock().unwrap_or_else(|e| e.into_inner())).insert(staging_area.clone());
+    if first {
         remove_abandoned(&staging_area);
     }
     let unique = format!(
