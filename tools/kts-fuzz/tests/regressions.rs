@@ -3,6 +3,12 @@
 //! failure stays fixed; and the fuzz targets and the checks stay in step.
 
 use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// Some inputs once made a parser loop forever: each gets this long (the
+/// fuzzer allowed 10 s, on an instrumented build).
+const TIME_LIMIT: Duration = Duration::from_secs(60);
 
 fn fuzz_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz")
@@ -41,7 +47,11 @@ fn inputs_that_once_failed_pass() {
         for input in names_in(&regressions.join(&target)) {
             let path = regressions.join(&target).join(&input);
             eprintln!("{target}: {input}");
-            check(&std::fs::read(&path).unwrap());
+            passes_in_time(
+                check,
+                std::fs::read(&path).unwrap(),
+                &format!("{target}/{input}"),
+            );
             ran += 1;
         }
     }
@@ -54,5 +64,24 @@ fn the_checks_accept_ordinary_input() {
         eprintln!("{name}");
         check(b"");
         check(b"# Fixing AUTH401\n\nHow do I clear the token cache?\n");
+    }
+}
+
+/// Runs a check on its own thread; a panic in it is re-raised, and running
+/// past [`TIME_LIMIT`] fails the test (the looping thread is left behind).
+fn passes_in_time(check: kts_fuzz::Check, input: Vec<u8>, name: &str) {
+    let (done_tx, done_rx) = mpsc::channel();
+    let worker = std::thread::spawn(move || {
+        check(&input);
+        let _ = done_tx.send(());
+    });
+    match done_rx.recv_timeout(TIME_LIMIT) {
+        Ok(()) => worker.join().unwrap(),
+        Err(mpsc::RecvTimeoutError::Disconnected) => {
+            std::panic::resume_unwind(worker.join().unwrap_err())
+        }
+        Err(mpsc::RecvTimeoutError::Timeout) => {
+            panic!("fuzz/regressions/{name}: still running after {TIME_LIMIT:?}")
+        }
     }
 }

@@ -31,6 +31,12 @@ pub fn convert(bytes: &[u8], ctx: &mut Context) -> Result<Converted, ConvertErro
             "not a Word document: the package has no {main}"
         )));
     };
+    let root = ooxml::root_element(&document_xml).unwrap_or_default();
+    if root != "document" {
+        return Err(ConvertError::corrupt(format!(
+            "not a Word document: its main part {main} holds <{root}>, not <document>"
+        )));
+    }
     if nesting_depth(&document_xml) > MAX_NESTING {
         return Err(ConvertError::corrupt(format!(
             "the Word document nests elements more than {MAX_NESTING} deep"
@@ -49,8 +55,21 @@ pub fn convert(bytes: &[u8], ctx: &mut Context) -> Result<Converted, ConvertErro
         .unwrap_or_default();
 
     // docx-rs fails on entity declarations with a message that hides them,
-    // and reads some parts (styles, for one) until their root element
-    // closes, looping forever when a part ends before it does.
+    // and reads some parts (styles, relationships) until their root element
+    // closes, looping forever when a part ends before it does or has
+    // another root (a workbook's styles, say).
+    let mut expected_roots: HashMap<String, &str> = rels
+        .iter()
+        .filter(|r| !r.external)
+        .flat_map(|r| {
+            let styles = r.is("styles").then(|| (r.target.clone(), "styles"));
+            let own_rels = (r.is("header") || r.is("footer"))
+                .then(|| (ooxml::relationships_part(&r.target), "Relationships"));
+            styles.into_iter().chain(own_rels)
+        })
+        .collect();
+    expected_roots.insert(ooxml::relationships_part(""), "Relationships");
+    expected_roots.insert(ooxml::relationships_part(&main), "Relationships");
     for name in package.xml_part_names() {
         let Some(xml) = package.part(&name) else {
             continue;
@@ -59,6 +78,15 @@ pub fn convert(bytes: &[u8], ctx: &mut Context) -> Result<Converted, ConvertErro
         if ooxml::is_cut_short(&xml) {
             return Err(ConvertError::corrupt(format!(
                 "{name} is cut short: the file is damaged"
+            )));
+        }
+        let Some(&expected_root) = expected_roots.get(&name) else {
+            continue;
+        };
+        let root = ooxml::root_element(&xml).unwrap_or_default();
+        if root != expected_root {
+            return Err(ConvertError::corrupt(format!(
+                "{name} should hold <{expected_root}>, not <{root}>: the file is damaged"
             )));
         }
     }
@@ -1488,6 +1516,37 @@ mod tests {
             error.message.contains("word/styles.xml is cut short"),
             "{error:?}"
         );
+    }
+
+    #[test]
+    fn parts_with_another_root_are_refused_not_looped_on() {
+        let whole = docx(&p("", None, "text"), "");
+        let limits = Limits::default();
+        let mut package = Package::open(&whole, &limits).unwrap();
+        // Each of these, left to docx-rs, reads to the end of the part and
+        // on forever, waiting for a root element that never closes.
+        for (part, xml, said) in [
+            (
+                "word/styles.xml",
+                r#"<styleSheet><fonts count="1"/></styleSheet>"#,
+                "word/styles.xml should hold <styles>, not <styleSheet>",
+            ),
+            (
+                "word/_rels/document.xml.rels",
+                r#"<Types><Default Extension="xml"/></Types>"#,
+                "word/_rels/document.xml.rels should hold <Relationships>, not <Types>",
+            ),
+            (
+                "word/document.xml",
+                r#"<workbook><sheets/></workbook>"#,
+                "its main part word/document.xml holds <workbook>, not <document>",
+            ),
+        ] {
+            let damaged = package.with_part_replaced(part, xml.as_bytes()).unwrap();
+            let error = run(&damaged).unwrap_err();
+            assert_eq!(error.code, kts_record::ErrorCode::Corrupt, "{part}");
+            assert!(error.message.contains(said), "{error:?}");
+        }
     }
 
     #[test]

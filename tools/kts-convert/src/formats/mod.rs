@@ -23,6 +23,7 @@ mod spreadsheet;
 mod table;
 mod text;
 mod vtt;
+mod xls_guard;
 mod xlsx_parts;
 
 use kts_record::{ErrorCode, Format};

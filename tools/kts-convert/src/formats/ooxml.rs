@@ -221,13 +221,8 @@ impl<'a> Package<'a> {
     /// the part has none.
     pub fn relationships(&mut self, part: &str) -> Vec<Relationship> {
         let part = part.trim_start_matches('/');
-        let (dir, file) = part.rsplit_once('/').unwrap_or(("", part));
-        let rels_name = if dir.is_empty() {
-            format!("_rels/{file}.rels")
-        } else {
-            format!("{dir}/_rels/{file}.rels")
-        };
-        match self.part(&rels_name) {
+        let dir = part.rsplit_once('/').map_or("", |(dir, _)| dir);
+        match self.part(&relationships_part(part)) {
             Some(xml) => parse_relationships(&xml, dir),
             None => Vec::new(),
         }
@@ -343,6 +338,16 @@ fn has_image_extension(target: &str) -> bool {
         extension,
         "png" | "jpg" | "jpeg" | "gif" | "bmp" | "tif" | "tiff" | "emf" | "wmf" | "svg" | "webp"
     )
+}
+
+/// The part that holds a part's relationships (`""` for the package's):
+/// `word/document.xml` has `word/_rels/document.xml.rels`.
+pub fn relationships_part(part: &str) -> String {
+    let part = part.trim_start_matches('/');
+    match part.rsplit_once('/') {
+        Some((dir, file)) => format!("{dir}/_rels/{file}.rels"),
+        None => format!("_rels/{part}.rels"),
+    }
 }
 
 /// Parses a `.rels` part. Internal targets are resolved against `base_dir`.
@@ -822,6 +827,20 @@ pub fn is_cut_short(xml: &[u8]) -> bool {
             Ok(Event::End(_)) => depth = depth.saturating_sub(1),
             Ok(Event::Eof) => return depth > 0,
             Err(_) => return false,
+            Ok(_) => {}
+        }
+    }
+}
+
+/// The local name of a part's root element (`document` for `<w:document>`).
+pub fn root_element(xml: &[u8]) -> Option<String> {
+    let mut reader = Reader::from_reader(xml);
+    loop {
+        match reader.read_event() {
+            Ok(Event::Start(e)) | Ok(Event::Empty(e)) => {
+                return Some(String::from_utf8_lossy(e.local_name().as_ref()).into_owned());
+            }
+            Ok(Event::Eof) | Err(_) => return None,
             Ok(_) => {}
         }
     }

@@ -22,6 +22,7 @@ use serde_json::{Map, Value};
 
 use super::ooxml::{self, Package};
 use super::sheet_layout::{CellComment, SheetCell, sheet_markdown};
+use super::xls_guard;
 use super::xlsx_parts::SheetParts;
 use super::{ConvertError, Converted, Limits};
 
@@ -165,6 +166,7 @@ fn read_xls(bytes: &[u8], limits: &Limits) -> Result<Converted, ConvertError> {
     if let Some(error) = ooxml::encryption_error(bytes) {
         return Err(error);
     }
+    xls_guard::vet(bytes)?;
     let mut reader: Xls<_> = Xls::new(Cursor::new(bytes)).map_err(|e| calamine_error(&e))?;
     let mut workbook = Workbook::new(limits);
     for sheet in reader.sheets_metadata().to_vec() {
