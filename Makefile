@@ -3,7 +3,7 @@ CARGO ?= cargo
 RELEASE := target/release
 SAMPLE := sample
 
-.PHONY: help models mcp-client ocr-tools spark build demo test test-shared lint docs eval bench bench-embed bench-query bench-graph bench-reindex bench-federation bench-routing bench-mcp bench-lexical bench-update bench-spark fuzz clean-sample
+.PHONY: help models mcp-client ocr-tools spark build demo test test-shared lint docs eval eval-dev bench bench-embed bench-query bench-graph bench-reindex bench-federation bench-routing bench-mcp bench-lexical bench-update bench-spark bench-pipeline fuzz clean-sample
 
 help:
 	@echo "make demo         write the bundled sample to $(SAMPLE)/ and run the pipeline on it"
@@ -15,7 +15,9 @@ help:
 	@echo "make spark        install PySpark (pinned) for pipelines/spark/kts-spark into pipelines/spark/.venv"
 	@echo "make mcp-client   install the Python MCP SDK the kts-mcp tests use as their client (pinned)"
 	@echo "make eval         retrieval quality on ../shared/eval/scifact (nDCG@10, recall@100, MRR@10)"
+	@echo "make eval-dev     make eval's SciFact beside two sets built from ../shared/corpora (tldr pages, Rust RFCs), side by side, each step judged on all three"
 	@echo "make bench        throughput benchmark of crawl | convert | chunk"
+	@echo "make bench-pipeline  the whole pipeline on corpora/rust-rfcs, each stage's CPU time, end and peak memory, and how far the stages overlap"
 	@echo "make bench-embed  embedding throughput against Python onnxruntime"
 	@echo "make bench-query  query latency at 10k, 100k and 400k chunks, vector recall"
 	@echo "make bench-lexical  BM25 top-10 from the lexical index against FTS5 at 10k, 100k and 1M chunks"
@@ -68,13 +70,23 @@ lint:
 	$(CARGO) clippy --workspace --all-targets --all-features -- -D warnings
 
 docs:
-	$(CARGO) run -q -p kts-docgen
+	$(CARGO) run --release -q -p kts-docgen
 
 eval: models build
 	$(RELEASE)/kts-eval ../shared/eval/scifact --split train --steps
 
+# The development sets are written from ../shared/corpora by a committed
+# script (pipelines/eval/devsets.py); a step is on by default only if it
+# lowers none of the three sets by more than 0.002 and raises their mean.
+eval-dev: models build
+	python3 pipelines/eval/devsets.py --out target/devsets
+	$(RELEASE)/kts-eval ../shared/eval/scifact:train target/devsets/tldr:dev target/devsets/rfcs:dev --steps --json target/eval-dev.json
+
 bench: build
 	pipelines/bench/ingest.sh
+
+bench-pipeline: models build
+	pipelines/bench/pipeline.sh
 
 bench-lexical: build
 	pipelines/bench/lexical.sh

@@ -2,7 +2,7 @@ complete -c kts-eval -l split -d 'The judgments to evaluate against: qrels/SPLIT
 complete -c kts-eval -l modes -d 'Retrieval modes to measure, comma-separated' -r -f -a "bm25\t''
 vector\t''
 hybrid\t''"
-complete -c kts-eval -l work -d 'Folder for the index [default: <temp>/kts-eval-<name>-<corpus digest>]' -r -F
+complete -c kts-eval -l work -d 'Folder for the index [default: <temp>/kts-eval-<name>-<corpus digest>]; with several data sets, one folder per set inside it' -r -F
 complete -c kts-eval -l top-k -d 'Hits asked of kts-query per query (recall is cut at 100)' -r
 complete -c kts-eval -l queries -d 'Evaluate only the first N judged queries (in queries.jsonl order)' -r
 complete -c kts-eval -l json -d 'Write the JSON report to FILE instead of stdout' -r -F

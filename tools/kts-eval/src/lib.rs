@@ -8,6 +8,7 @@ pub mod calibration;
 pub mod metrics;
 pub mod pipeline;
 mod report;
+mod sets;
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -41,19 +42,26 @@ chunking, reuses it. It also keeps kts-embed's vector cache, so a rebuild
 embeds only new text. --keep also keeps WORK/docs.jsonl (the kts.doc/1
 stream) and WORK/runs/SPLIT.MODE.jsonl (kts-query's output).
 
+Several data sets (DIR:SPLIT gives one its own split) are measured one
+after the other, then side by side: each mode's nDCG@10 per set and the
+mean, and with --steps each step's effect per set, with the verdict of the
+rule for default steps (lower no set by more than 0.002, raise the mean).
+
 The report is one JSON object on stdout (or in --json FILE); a table of it
-goes to stderr.
+goes to stderr. With several sets: {\"sets\": [report, ...], \"side_by_side\": ...}.
 
 Examples:
   kts-eval beir/scifact --split test --modes bm25 --json report.json
-  kts-eval beir/scifact --split test --modes bm25,hybrid | jq .modes";
+  kts-eval beir/scifact --split test --modes bm25,hybrid | jq .modes
+  kts-eval beir/scifact:train devsets/tldr:dev --modes hybrid --steps";
 
 #[derive(Parser, Debug)]
 #[command(name = "kts-eval", version, about = ABOUT, after_help = AFTER_HELP)]
 pub struct Args {
-    /// The BEIR data set folder: corpus.jsonl, queries.jsonl, qrels/SPLIT.tsv.
-    #[arg(value_name = "DATASET_DIR")]
-    pub dataset: PathBuf,
+    /// The BEIR data set folders: corpus.jsonl, queries.jsonl,
+    /// qrels/SPLIT.tsv. `DIR:SPLIT` measures that set on its own split.
+    #[arg(value_name = "DATASET_DIR", required = true, num_args = 1..)]
+    pub datasets: Vec<PathBuf>,
 
     /// The judgments to evaluate against: qrels/SPLIT.tsv.
     #[arg(long, value_name = "SPLIT", default_value = "test")]
@@ -69,7 +77,8 @@ pub struct Args {
     )]
     pub modes: Vec<Mode>,
 
-    /// Folder for the index [default: <temp>/kts-eval-<name>-<corpus digest>].
+    /// Folder for the index [default: <temp>/kts-eval-<name>-<corpus
+    /// digest>]; with several data sets, one folder per set inside it.
     #[arg(long, value_name = "DIR")]
     pub work: Option<PathBuf>,
 
@@ -147,7 +156,6 @@ pub fn default_work(name: &str, corpus_sha256: &str) -> PathBuf {
 }
 
 pub fn run(args: Args) -> anyhow::Result<Exit> {
-    let started = Instant::now();
     let messages = Messages::new("kts-eval");
     let mut modes: Vec<Mode> = Vec::new();
     for mode in &args.modes {
@@ -158,13 +166,78 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     if modes.is_empty() {
         bail!("no mode to measure: give --modes bm25,vector,hybrid or a part of it");
     }
-    let dataset = Dataset::open(&args.dataset)?;
-    let split = dataset.split(&args.split)?;
+    // Every set is opened before the first (long) one is indexed.
+    let sets = args
+        .datasets
+        .iter()
+        .map(|given| {
+            let (dir, split) = dataset_and_split(given, &args.split);
+            Ok((Dataset::open(&dir)?, split))
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let mut exit = Exit::Ok;
+    let mut reports = Vec::new();
+    for (dataset, split) in &sets {
+        let work = match (&args.work, args.datasets.len()) {
+            (Some(dir), 1) => dir.clone(),
+            (Some(dir), _) => dir.join(dataset.name()),
+            (None, _) => default_work(&dataset.name(), &dataset.corpus_digest()?),
+        };
+        let (report, set_exit) = evaluate(dataset, split, &work, &modes, &args, &messages)?;
+        eprint!("{}", report.table());
+        if set_exit != Exit::Ok {
+            exit = set_exit;
+        }
+        reports.push(report);
+    }
+    let json = match reports.as_slice() {
+        [one] => one.to_json(),
+        several => {
+            eprint!("{}", sets::side_by_side(several));
+            sets::sets_json(several)
+        }
+    };
+    let json = serde_json::to_string_pretty(&json)? + "\n";
+    match &args.json {
+        Some(path) => std::fs::write(path, json)
+            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?,
+        None => {
+            use std::io::Write;
+            let mut out = std::io::stdout().lock();
+            out.write_all(json.as_bytes())?;
+            out.flush()?;
+        }
+    }
+    Ok(exit)
+}
+
+/// `DIR:SPLIT` names a set and its split; a folder that exists as given is
+/// a set measured on `--split`.
+fn dataset_and_split(given: &Path, split: &str) -> (PathBuf, String) {
+    match given.to_str().and_then(|g| g.rsplit_once(':')) {
+        Some((dir, own)) if !given.is_dir() && Path::new(dir).is_dir() && !own.is_empty() => {
+            (dir.into(), own.to_string())
+        }
+        _ => (given.to_path_buf(), split.to_string()),
+    }
+}
+
+/// Indexes one data set (or reuses its index) and measures every mode on it.
+fn evaluate(
+    dataset: &Dataset,
+    split_name: &str,
+    work: &Path,
+    modes: &[Mode],
+    args: &Args,
+    messages: &Messages,
+) -> anyhow::Result<(Report, Exit)> {
+    let started = Instant::now();
+    let split = dataset.split(split_name)?;
     if !split.missing_queries.is_empty() {
         messages.warn(&format!(
             "{} judged queries of qrels/{}.tsv are not in queries.jsonl (left out): {}",
             split.missing_queries.len(),
-            args.split,
+            split_name,
             preview(&split.missing_queries)
         ));
     }
@@ -179,7 +252,7 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         queries.truncate(usize::try_from(n).unwrap_or(usize::MAX));
     }
     if queries.is_empty() {
-        bail!("qrels/{}.tsv judges none of the queries", args.split);
+        bail!("qrels/{split_name}.tsv judges none of the queries");
     }
     if args.top_k < metrics::RECALL_AT as u32 {
         messages.warn(&format!(
@@ -202,10 +275,6 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     }
 
     let corpus_sha256 = dataset.corpus_digest()?;
-    let work = match &args.work {
-        Some(dir) => dir.clone(),
-        None => default_work(&dataset.name(), &corpus_sha256),
-    };
     let mut chunk_args = Vec::new();
     if let Some(size) = args.chunk_size {
         chunk_args.extend(["--size".to_string(), size.to_string()]);
@@ -224,7 +293,7 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     };
 
     let mut exit = Exit::Ok;
-    let reusable = Marker::read(&work).filter(|m| {
+    let reusable = Marker::read(work).filter(|m| {
         let serves = if args.any_build {
             m.serves_any_build(&key)
         } else {
@@ -243,7 +312,7 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
             (marker, true)
         }
         None => {
-            pipeline::prepare_work(&work)?;
+            pipeline::prepare_work(work)?;
             messages.info(&format!(
                 "indexing {} into {} ({})",
                 dataset.corpus_path().display(),
@@ -257,7 +326,7 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
             });
             let built = pipeline::build_index(
                 &tools,
-                &work,
+                work,
                 dataset.documents()?,
                 &key.chunk_args,
                 embed_args.as_deref(),
@@ -276,7 +345,7 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
                 documents: built.documents,
                 index_seconds: built.seconds,
             };
-            marker.write(&work)?;
+            marker.write(work)?;
             messages.info(&format!(
                 "indexed {} documents in {:.1} s",
                 built.documents, built.seconds
@@ -287,7 +356,7 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
 
     // The knowledge graph, which kts-query ranks with when given --graph
     // (pass it with --query-arg to measure with it).
-    pipeline::build_graph(&tools, &work)?;
+    pipeline::build_graph(&tools, work)?;
 
     if args.keep {
         std::fs::create_dir_all(work.join("runs"))?;
@@ -297,10 +366,10 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         .map(|q| (q.id.clone(), q.text.clone()))
         .collect();
     let mut mode_reports = Vec::new();
-    for mode in &modes {
+    for mode in modes {
         let tee = args.keep.then(|| {
             work.join("runs")
-                .join(format!("{}.{}.jsonl", args.split, mode.name()))
+                .join(format!("{split_name}.{}.jsonl", mode.name()))
         });
         let warn = |m: &str| messages.warn(m);
         let settings = pipeline::QuerySettings {
@@ -308,7 +377,7 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
             top_k: args.top_k,
             extra_args: args.query_arg.clone(),
         };
-        let run = pipeline::run_queries(&tools, &work, &settings, &asked, tee.as_deref(), &warn)?;
+        let run = pipeline::run_queries(&tools, work, &settings, &asked, tee.as_deref(), &warn)?;
         if run.some_failed || run.errors > 0 {
             exit = Exit::SomeFailed;
         }
@@ -346,9 +415,7 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
                 extra_args: args.query_arg.clone(),
             };
             let warn = |m: &str| messages.warn(m);
-            Some(ablation::measure(
-                &tools, &work, &settings, &queries, &warn,
-            )?)
+            Some(ablation::measure(&tools, work, &settings, &queries, &warn)?)
         }
         _ => None,
     };
@@ -356,12 +423,12 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     let report = Report {
         dataset: dataset.name(),
         dataset_dir: absolute(&dataset.dir),
-        split: args.split.clone(),
+        split: split_name.to_string(),
         corpus_sha256,
         documents: marker.documents,
         queries: queries.len(),
         top_k: args.top_k,
-        work: absolute(&work),
+        work: absolute(work),
         index_reused: reused,
         index_seconds: marker.index_seconds,
         embedded: marker.key.embedded,
@@ -371,19 +438,7 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         ablation,
         wall_seconds: started.elapsed().as_secs_f64(),
     };
-    eprint!("{}", report.table());
-    let json = serde_json::to_string_pretty(&report.to_json())? + "\n";
-    match &args.json {
-        Some(path) => std::fs::write(path, json)
-            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?,
-        None => {
-            use std::io::Write;
-            let mut out = std::io::stdout().lock();
-            out.write_all(json.as_bytes())?;
-            out.flush()?;
-        }
-    }
-    Ok(exit)
+    Ok((report, exit))
 }
 
 fn absolute(path: &Path) -> String {
@@ -425,6 +480,29 @@ mod tests {
         let args =
             Args::try_parse_from(["kts-eval", "d", "--query-arg", "--candidates=300"]).unwrap();
         assert_eq!(args.query_arg, ["--candidates=300"]);
+    }
+
+    #[test]
+    fn a_set_may_name_its_own_split() {
+        let dir = tempfile::tempdir().unwrap();
+        let set = dir.path().join("tldr");
+        std::fs::create_dir(&set).unwrap();
+        let given = |s: String| dataset_and_split(Path::new(&s), "test");
+        let named = format!("{}:dev", set.display());
+        assert_eq!(given(named), (set.clone(), "dev".to_string()));
+        assert_eq!(
+            given(set.display().to_string()),
+            (set.clone(), "test".into())
+        );
+        // Not a folder either way: left as given, for Dataset::open to refuse.
+        let missing = format!("{}/nope:dev", dir.path().display());
+        assert_eq!(
+            given(missing.clone()),
+            (PathBuf::from(missing), "test".into())
+        );
+        let args = Args::try_parse_from(["kts-eval", "a", "b:dev"]).unwrap();
+        assert_eq!(args.datasets, [PathBuf::from("a"), PathBuf::from("b:dev")]);
+        assert!(Args::try_parse_from(["kts-eval"]).is_err());
     }
 
     #[test]
