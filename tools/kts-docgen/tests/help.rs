@@ -81,12 +81,14 @@ fn help_examples_run() {
 }
 
 /// Runs a script in a fresh folder holding what the examples name: the demo
-/// scope as `docs/` and a tiny BEIR data set as `beir/scifact/`.
+/// scope as `docs/` and tiny BEIR data sets as `beir/scifact/` and
+/// `beir/devset/` (judged as `test` and as `dev`).
 fn run_in_demo_scope(example: &str) -> Output {
     let work = tempfile::tempdir().unwrap();
     let made = run(Command::new(binary("kts-sample")).arg("docs"), work.path());
     assert!(made.status.success(), "kts-sample docs failed: {made:?}");
     write_tiny_beir(&work.path().join("beir/scifact"));
+    write_tiny_beir(&work.path().join("beir/devset"));
     run(
         Command::new("bash").args(["-o", "pipefail", "-c", example]),
         work.path(),
@@ -114,11 +116,13 @@ fn write_tiny_beir(dir: &Path) {
     let queries = r#"{"_id": "q1", "text": "vitamin D in winter"}
 {"_id": "q2", "text": "exercise and blood pressure"}"#;
     std::fs::write(dir.join("queries.jsonl"), queries).unwrap();
-    std::fs::write(
-        dir.join("qrels/test.tsv"),
-        "query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td3\t1\n",
-    )
-    .unwrap();
+    for split in ["test", "dev"] {
+        std::fs::write(
+            dir.join(format!("qrels/{split}.tsv")),
+            "query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td3\t1\n",
+        )
+        .unwrap();
+    }
 }
 
 /// The lines of the `Example:` paragraph of a help text.

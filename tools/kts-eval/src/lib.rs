@@ -53,7 +53,7 @@ goes to stderr. With several sets: {\"sets\": [report, ...], \"side_by_side\": .
 Examples:
   kts-eval beir/scifact --split test --modes bm25 --json report.json
   kts-eval beir/scifact --split test --modes bm25,hybrid | jq .modes
-  kts-eval beir/scifact:train devsets/tldr:dev --modes hybrid --steps";
+  kts-eval beir/scifact beir/devset:dev --modes bm25 --steps";
 
 #[derive(Parser, Debug)]
 #[command(name = "kts-eval", version, about = ABOUT, after_help = AFTER_HELP)]
