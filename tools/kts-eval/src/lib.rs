@@ -179,11 +179,11 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     let mut reports = Vec::new();
     for (dataset, split) in &sets {
         let work = match (&args.work, args.datasets.len()) {
-            (Some(dir), 1) => dir.clone(),
-            (Some(dir), _) => dir.join(dataset.name()),
-            (None, _) => default_work(&dataset.name(), &dataset.corpus_digest()?),
+            (Some(dir), 1) => Some(dir.clone()),
+            (Some(dir), _) => Some(dir.join(dataset.name())),
+            (None, _) => None,
         };
-        let (report, set_exit) = evaluate(dataset, split, &work, &modes, &args, &messages)?;
+        let (report, set_exit) = evaluate(dataset, split, work, &modes, &args, &messages)?;
         eprint!("{}", report.table());
         if set_exit != Exit::Ok {
             exit = set_exit;
@@ -222,11 +222,12 @@ fn dataset_and_split(given: &Path, split: &str) -> (PathBuf, String) {
     }
 }
 
-/// Indexes one data set (or reuses its index) and measures every mode on it.
+/// Indexes one data set in `work` (default: [`default_work`]), or reuses its
+/// index there, and measures every mode on it.
 fn evaluate(
     dataset: &Dataset,
     split_name: &str,
-    work: &Path,
+    work: Option<PathBuf>,
     modes: &[Mode],
     args: &Args,
     messages: &Messages,
@@ -275,6 +276,7 @@ fn evaluate(
     }
 
     let corpus_sha256 = dataset.corpus_digest()?;
+    let work = &work.unwrap_or_else(|| default_work(&dataset.name(), &corpus_sha256));
     let mut chunk_args = Vec::new();
     if let Some(size) = args.chunk_size {
         chunk_args.extend(["--size".to_string(), size.to_string()]);

@@ -65,6 +65,10 @@ pub fn kts_dir(scope: &Path) -> PathBuf {
     scope.join(".kts")
 }
 
+/// How long a connection waits while another briefly holds the database
+/// (a writer's commit, WAL recovery after a crash).
+const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// `DIR/.kts/kts.db`.
 pub fn db_path(scope: &Path) -> PathBuf {
     kts_dir(scope).join("kts.db")
@@ -135,9 +139,7 @@ impl Store {
         }
         register_sqlite_vec();
         let conn = open_read_only(&path)?;
-        conn.execute_batch(
-            "PRAGMA busy_timeout = 5000; PRAGMA mmap_size = 4294967296; PRAGMA query_only = 1;",
-        )?;
+        conn.execute_batch("PRAGMA mmap_size = 4294967296; PRAGMA query_only = 1;")?;
         let store = Store {
             conn,
             scope: scope.to_path_buf(),
@@ -162,10 +164,9 @@ impl Store {
         let path = db_path(scope);
         let conn =
             Connection::open(&path).with_context(|| format!("opening {}", path.display()))?;
-        conn.execute_batch(
-            "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000;",
-        )
-        .map_err(|e| lock::when_full(&dir, e.into()))?;
+        conn.busy_timeout(BUSY_TIMEOUT)?;
+        conn.execute_batch("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;")
+            .map_err(|e| lock::when_full(&dir, e.into()))?;
         schema::create(&conn)?;
         let store = Store {
             conn,

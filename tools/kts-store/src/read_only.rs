@@ -21,9 +21,7 @@ use tantivy::directory::{
     Directory, DirectoryLock, FileHandle, Lock, MmapDirectory, WatchCallback, WatchHandle, WritePtr,
 };
 
-/// How long a reader waits when a writer briefly holds the database (WAL
-/// recovery after a crash), as the stores' connections do.
-const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+use crate::BUSY_TIMEOUT;
 
 /// Opens `path` read-only, as immutable when SQLite cannot set up its WAL
 /// files because the file cannot be written or the disk is full.
