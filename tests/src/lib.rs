@@ -4,6 +4,7 @@
 //! - where things are: [`workspace_root`], [`shared_dir`], [`fixtures_dir`], [`bin`], [`target_dir`];
 //! - running a tool: [`run_tool`] (stdin bytes in; stdout, stderr, status out; a time limit);
 //!   running a shell pipeline of tools: [`shell`], [`succeeded`];
+//! - crash tests: [`kill_at_random_moments`];
 //! - the fixtures: [`manifest`], [`file_record`], [`convert_fixture`];
 //! - the word-level quality scorer: [`score`] (and [`quality`] for the ground-truth sets).
 
@@ -444,4 +445,54 @@ pub fn parallel_map<T: Sync, R: Send>(items: &[T], work: impl Fn(&T) -> R + Sync
     (0..items.len())
         .map(|i| results.remove(&i).expect("every item was processed"))
         .collect()
+}
+
+/// How a crash test kills its runs: see [`kill_at_random_moments`].
+pub struct Kills {
+    /// Seeds the moments, so that a failure can be replayed.
+    pub seed: u64,
+    /// How long one whole run took here, timed by the test.
+    pub window: Duration,
+    /// At least this many runs...
+    pub rounds: usize,
+    /// ...of which at least this many were cut off before they ended.
+    pub cut_off: usize,
+}
+
+/// Starts runs with `start(round)` and SIGKILLs each at a random moment within
+/// the window, then calls `check(round)` on what it left. Runs go on until
+/// `kills.rounds` ran and `kills.cut_off` of them were killed before they
+/// ended, for at most four times `kills.rounds`; panics when too few were.
+/// Returns how many runs there were.
+///
+/// A run that ends before its kill narrows the window: later runs can be
+/// faster than the one timed (warm caches, a machine less busy), and a test
+/// that rarely kills mid-way tests little.
+pub fn kill_at_random_moments(
+    kills: Kills,
+    mut start: impl FnMut(usize) -> std::process::Child,
+    mut check: impl FnMut(usize),
+) -> usize {
+    let mut rng = fastrand::Rng::with_seed(kills.seed);
+    let mut window = kills.window.as_millis().max(20) as u64;
+    let (mut round, mut cut_off) = (0, 0);
+    while round < kills.rounds || (cut_off < kills.cut_off && round < 4 * kills.rounds) {
+        let mut child = start(round);
+        std::thread::sleep(Duration::from_millis(rng.u64(0..window)));
+        if child.try_wait().unwrap().is_none() {
+            cut_off += 1;
+        } else {
+            window = (window * 3 / 4).max(4);
+        }
+        child.kill().ok(); // SIGKILL
+        child.wait().unwrap();
+        check(round);
+        round += 1;
+    }
+    assert!(
+        cut_off >= kills.cut_off,
+        "only {cut_off} of {round} runs were killed before they ended"
+    );
+    eprintln!("{cut_off} of {round} runs killed before they ended");
+    round
 }

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use kts_catalog::{Catalog, CatalogRow, catalog_path};
 
@@ -89,28 +89,29 @@ fn sigkill_during_a_rebuild_leaves_the_whole_catalog_of_before_or_after() {
     restore(root, &saved);
     let started = Instant::now();
     assert!(rebuild(root).wait().unwrap().success());
-    let window = started.elapsed().as_millis().max(10) as u64;
+    let window = started.elapsed();
     let after = rows(root);
     assert_ne!(before, after);
 
-    let mut rng = fastrand::Rng::with_seed(7);
-    let mut killed = 0;
-    for round in 0..20 {
-        restore(root, &saved);
-        let mut child = rebuild(root);
-        std::thread::sleep(Duration::from_millis(rng.u64(0..window)));
-        killed += usize::from(child.try_wait().unwrap().is_none());
-        child.kill().ok(); // SIGKILL
-        child.wait().unwrap();
-        let now = rows(root);
-        assert!(
-            now == before || now == after,
-            "round {round}: the catalog holds a mix of before and after"
-        );
-    }
-    assert!(
-        killed >= 8,
-        "only {killed} of 20 rebuilds were killed mid-way"
+    let kills = kts_tests::Kills {
+        seed: 7,
+        window,
+        rounds: 20,
+        cut_off: 8,
+    };
+    kts_tests::kill_at_random_moments(
+        kills,
+        |_| {
+            restore(root, &saved);
+            rebuild(root)
+        },
+        |round| {
+            let now = rows(root);
+            assert!(
+                now == before || now == after,
+                "round {round}: the catalog holds a mix of before and after"
+            );
+        },
     );
     assert!(rebuild(root).wait().unwrap().success());
     assert_eq!(rows(root), after);
@@ -137,7 +138,12 @@ fn kts_index(scope: &Path, stream: &str, reindex: bool) -> std::process::Child {
     if reindex {
         command.arg("--reindex");
     }
-    kts_tests::spawn_fed(command.stdout(Stdio::null()).stderr(Stdio::null()), stream)
+    kts_tests::spawn_fed(command.stdout(Stdio::null()).stderr(Stdio::piped()), stream)
+}
+
+/// Waits for a run that must succeed, failing with what it said on stderr.
+fn completes(run: std::process::Child) {
+    kts_tests::succeeded(run.wait_with_output().unwrap());
 }
 
 #[test]
@@ -155,8 +161,8 @@ fn sigkill_while_kts_index_updates_its_row_leaves_the_row_of_before_or_after() {
     let scope = root.join("scope-00");
 
     let started = Instant::now();
-    assert!(kts_index(&scope, &eight, true).wait().unwrap().success());
-    let window = started.elapsed().as_millis().max(10) as u64;
+    completes(kts_index(&scope, &eight, true));
+    let window = started.elapsed();
     // Each run stamps its row with its time: rows are compared without it.
     let unstamped = |mut rows: Vec<CatalogRow>| {
         rows.iter_mut().for_each(|row| row.last_indexed.clear());
@@ -167,24 +173,28 @@ fn sigkill_while_kts_index_updates_its_row_leaves_the_row_of_before_or_after() {
     assert_eq!(after[0].documents, 8);
     assert_eq!(after[1..], before[1..]);
 
-    let mut rng = fastrand::Rng::with_seed(9);
-    let mut killed = 0;
-    for round in 0..20 {
-        assert!(kts_index(&scope, &two, true).wait().unwrap().success());
-        restore(root, &saved);
-        let mut child = kts_index(&scope, &eight, true);
-        std::thread::sleep(Duration::from_millis(rng.u64(0..window)));
-        killed += usize::from(child.try_wait().unwrap().is_none());
-        child.kill().ok(); // SIGKILL
-        child.wait().unwrap();
-        let now = unstamped(rows(root));
-        assert!(
-            now == before || now == after,
-            "round {round}: scope-00's row is {:?}",
-            now[0]
-        );
-    }
-    assert!(killed >= 8, "only {killed} of 20 runs were killed mid-way");
-    assert!(kts_index(&scope, &eight, true).wait().unwrap().success());
+    let kills = kts_tests::Kills {
+        seed: 9,
+        window,
+        rounds: 20,
+        cut_off: 8,
+    };
+    kts_tests::kill_at_random_moments(
+        kills,
+        |_| {
+            completes(kts_index(&scope, &two, true));
+            restore(root, &saved);
+            kts_index(&scope, &eight, true)
+        },
+        |round| {
+            let now = unstamped(rows(root));
+            assert!(
+                now == before || now == after,
+                "round {round}: scope-00's row is {:?}",
+                now[0]
+            );
+        },
+    );
+    completes(kts_index(&scope, &eight, true));
     assert_eq!(unstamped(rows(root)), after);
 }

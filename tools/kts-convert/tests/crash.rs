@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
@@ -87,21 +87,22 @@ fn sigkill_at_random_moments_leaves_only_whole_stored_documents() {
     let records = write_version(scope, 0);
     let started = Instant::now();
     assert!(kts_convert(&records).wait().unwrap().success());
-    let window = started.elapsed().as_millis().max(20) as u64;
+    let window = started.elapsed();
     assert_eq!(stored_documents_are_whole(scope, &texts), DOCUMENTS);
 
-    let mut rng = fastrand::Rng::with_seed(3);
-    let mut killed = 0;
-    for round in 1..=12 {
-        let records = write_version(scope, round % 2);
-        let mut child = kts_convert(&records);
-        std::thread::sleep(Duration::from_millis(rng.u64(window / 8..window)));
-        killed += usize::from(child.try_wait().unwrap().is_none());
-        child.kill().ok(); // SIGKILL
-        child.wait().unwrap();
-        stored_documents_are_whole(scope, &texts);
-    }
-    assert!(killed >= 6, "only {killed} of 12 runs were killed mid-way");
+    let kills = kts_tests::Kills {
+        seed: 3,
+        window,
+        rounds: 12,
+        cut_off: 6,
+    };
+    kts_tests::kill_at_random_moments(
+        kills,
+        |round| kts_convert(&write_version(scope, (round + 1) % 2)),
+        |_| {
+            stored_documents_are_whole(scope, &texts);
+        },
+    );
 
     let records = write_version(scope, 1);
     assert!(kts_convert(&records).wait().unwrap().success());

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 const DOCS: usize = 120;
 
@@ -126,37 +126,30 @@ fn sigkill_at_random_moments_leaves_each_documents_graph_whole() {
     let started = Instant::now();
     let mut timing = kts_graph(scope);
     assert!(timing.wait().unwrap().success());
-    let mut window = started.elapsed().as_millis().max(20) as u64;
-
-    let mut rng = fastrand::Rng::with_seed(11);
-    let (mut rounds, mut killed) = (0, 0);
-    while rounds < 20 || (killed < 8 && rounds < 80) {
-        // Every run has a third of the documents to extract again.
-        write_version(scope, 1 - rounds % 2);
-        index(scope);
-        let mut child = kts_graph(scope);
-        std::thread::sleep(Duration::from_millis(rng.u64(0..window)));
-        if child.try_wait().unwrap().is_none() {
-            killed += 1;
-        } else {
-            window = (window * 3 / 4).max(4);
-        }
-        child.kill().ok(); // SIGKILL
-        child.wait().unwrap();
-        for (path, rows) in graph_rows(scope) {
-            let absent = rows.iter().all(Vec::is_empty);
-            assert!(
-                absent || versions.iter().any(|v| v.get(&path) == Some(&rows)),
-                "round {rounds}: the graph rows of {path} are partial: {rows:?}"
-            );
-        }
-        rounds += 1;
-    }
-    assert!(
-        killed >= 8,
-        "only {killed} of {rounds} runs were killed mid-way"
+    let kills = kts_tests::Kills {
+        seed: 11,
+        window: started.elapsed(),
+        rounds: 20,
+        cut_off: 8,
+    };
+    let rounds = kts_tests::kill_at_random_moments(
+        kills,
+        |round| {
+            // Every run has a third of the documents to extract again.
+            write_version(scope, 1 - round % 2);
+            index(scope);
+            kts_graph(scope)
+        },
+        |round| {
+            for (path, rows) in graph_rows(scope) {
+                let absent = rows.iter().all(Vec::is_empty);
+                assert!(
+                    absent || versions.iter().any(|v| v.get(&path) == Some(&rows)),
+                    "round {round}: the graph rows of {path} are partial: {rows:?}"
+                );
+            }
+        },
     );
-    eprintln!("{killed} of {rounds} runs killed mid-way");
 
     // The next run finishes the job: the graph of an uninterrupted build.
     assert!(kts_graph(scope).wait().unwrap().success());

@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use kts_store::{Filters, LexicalState, Store};
 use serde_json::json;
@@ -211,39 +211,28 @@ fn sigkill_at_random_moments_leaves_whole_documents() {
     std::fs::create_dir(&timing).unwrap();
     let started = Instant::now();
     assert!(kts_index(&timing, &a_file).wait().unwrap().success());
-    let mut window = started.elapsed().as_millis().max(20) as u64;
+    let window = started.elapsed();
 
     // An empty first run: from here on there is always a store to open.
     let empty = dir.path().join("empty.jsonl");
     std::fs::write(&empty, "").unwrap();
     assert!(kts_index(&scope, &empty).wait().unwrap().success());
 
-    // Later runs can be faster than the first (warm caches, fewer changes):
-    // a run that ends before its kill narrows the window, so that enough
-    // kills land mid-way on fast machines too.
-    let mut rng = fastrand::Rng::with_seed(42);
-    let (mut rounds, mut killed) = (0, 0);
-    while rounds < 30 || (killed < 10 && rounds < 100) {
+    let kills = kts_tests::Kills {
+        seed: 42,
+        window,
+        rounds: 30,
+        cut_off: 10,
+    };
+    kts_tests::kill_at_random_moments(
+        kills,
         // Alternating streams: every run has documents to update or delete.
-        let stream = if rounds % 2 == 0 { &b_file } else { &a_file };
-        let mut child = kts_index(&scope, stream);
-        std::thread::sleep(Duration::from_millis(rng.u64(0..window * 4 / 5)));
-        if child.try_wait().unwrap().is_none() {
-            killed += 1;
-        } else {
-            window = (window * 3 / 4).max(4);
-        }
-        child.kill().ok(); // SIGKILL
-        child.wait().unwrap();
-        let docs = check_whole_or_absent(&scope, &[&a, &b]);
-        eprintln!("round {rounds}: {docs} documents whole (window {window} ms)");
-        rounds += 1;
-    }
-    assert!(
-        killed >= 10,
-        "only {killed} of {rounds} runs were killed mid-way"
+        |round| kts_index(&scope, if round % 2 == 0 { &b_file } else { &a_file }),
+        |round| {
+            let docs = check_whole_or_absent(&scope, &[&a, &b]);
+            eprintln!("round {round}: {docs} documents whole");
+        },
     );
-    eprintln!("{killed} of {rounds} runs killed mid-way");
 
     assert!(kts_index(&scope, &a_file).wait().unwrap().success());
     assert_eq!(check_whole_or_absent(&scope, &[&a]), DOCS);

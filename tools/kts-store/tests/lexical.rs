@@ -231,6 +231,69 @@ fn a_write_cut_off_between_its_two_commits_is_resumed() {
 }
 
 #[test]
+fn a_write_cut_off_inside_the_index_commit_is_resumed() {
+    let dir = tempfile::tempdir().unwrap();
+    let scope = dir.path();
+    write(scope, (0..20).map(|n| document(n, "GENERAL", "first")));
+    sync(scope);
+    write(
+        scope,
+        (0..5).map(|n| document(n, "GENERAL", "changed text")),
+    );
+    let saved_db = dir.path().join("saved.db");
+    std::fs::copy(scope.join(".kts/kts.db"), &saved_db).unwrap();
+    let index = lexical_index_dir(scope);
+    let before = files(&index);
+    sync(scope);
+    // Cut off after the index wrote its new files (deletion bitsets named by
+    // the operation's number among them), before it replaced meta.json: the
+    // files of before are back, the new ones stay, and the index's list of
+    // its own files names both. The same operations, run again, must not
+    // trip over the files they left.
+    let managed = |files: &[(String, Vec<u8>)]| -> Vec<String> {
+        let (_, json) = files
+            .iter()
+            .find(|(name, _)| name == ".managed.json")
+            .unwrap();
+        serde_json::from_slice(json).unwrap()
+    };
+    let mut both = managed(&before);
+    both.extend(managed(&files(&index)));
+    for (name, bytes) in &before {
+        std::fs::write(index.join(name), bytes).unwrap();
+    }
+    std::fs::write(
+        index.join(".managed.json"),
+        serde_json::to_vec(&both).unwrap(),
+    )
+    .unwrap();
+    std::fs::rename(&saved_db, scope.join(".kts/kts.db")).unwrap();
+
+    assert!(matches!(sync(scope), Synced::Updated { .. }));
+    let reader = Store::open_read(scope).unwrap();
+    assert_same_matches(&reader, &Filters::default());
+    assert_eq!(
+        reader
+            .search_bm25("changed", 100, &Filters::default())
+            .unwrap()
+            .len(),
+        15
+    );
+}
+
+/// Every file in `dir`, by name, with its bytes.
+fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            (name, std::fs::read(&path).unwrap())
+        })
+        .collect()
+}
+
+#[test]
 fn a_damaged_index_is_not_used_and_is_rebuilt() {
     let dir = tempfile::tempdir().unwrap();
     let scope = dir.path();

@@ -14,7 +14,8 @@
 //!
 //! A writer killed between the two commits leaves the index one generation
 //! ahead with the pending rows still logged; applying them again is harmless,
-//! so the next writer resumes from there. Any other disagreement (a missing,
+//! so the next writer resumes from there. One killed inside the index's own
+//! commit leaves files no generation names: the next writer deletes them first. Any other disagreement (a missing,
 //! damaged or foreign index) makes the next writer rebuild it from SQLite.
 //!
 //! Each chunk is one tantivy document whose one text field holds the chunk's
@@ -298,6 +299,10 @@ pub(crate) fn sync(conn: &Connection, scope: &Path) -> anyhow::Result<Synced> {
     };
     let next = generation.map_or(1, |g| g + 1);
     let mut writer: IndexWriter<TantivyDocument> = index.writer(WRITER_MEMORY)?;
+    // A writer killed inside tantivy's commit leaves files that the commit's
+    // meta.json never named; some are named by operation number, which the
+    // same operations run again reuse, and tantivy will not overwrite them.
+    writer.garbage_collect_files().wait()?;
     let synced = if resumable {
         Synced::Updated {
             rows: replace_pending(conn, &writer, fields)?,
