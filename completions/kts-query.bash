@@ -23,7 +23,7 @@ _kts__query() {
 
     case "${cmd}" in
         kts__query)
-            opts="-q -h -V --list-scopes --scope --count-by-scope --max-scopes --batch --mode --top-k --candidates --all-chunks --doc-type --format --graph --with --without --weight --min-filtered --explain --min-confidence --ledger --context --budget --model --models --threads --quiet --evidence --min-coverage --help --version"
+            opts="-q -h -V --list-scopes --scope --count-by-scope --max-scopes --batch --mode --fusion --top-k --candidates --all-chunks --doc-type --format --graph --with --without --weight --min-filtered --rerank-cmd --rerank-top --rerank-weight --rerank-timeout --explain --min-confidence --ledger --context --budget --model --models --threads --quiet --evidence --min-coverage --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -39,6 +39,10 @@ _kts__query() {
                     ;;
                 --mode)
                     COMPREPLY=($(compgen -W "bm25 vector hybrid" -- "${cur}"))
+                    return 0
+                    ;;
+                --fusion)
+                    COMPREPLY=($(compgen -W "convex rrf" -- "${cur}"))
                     return 0
                     ;;
                 --top-k)
@@ -70,6 +74,22 @@ _kts__query() {
                     return 0
                     ;;
                 --min-filtered)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rerank-cmd)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rerank-top)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rerank-weight)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rerank-timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -3,6 +3,8 @@ complete -c kts-query -l max-scopes -d 'In a knowledge root: most scopes a quest
 complete -c kts-query -l mode -r -f -a "bm25\t''
 vector\t''
 hybrid\t''"
+complete -c kts-query -l fusion -d 'How hybrid search fuses its lists' -r -f -a "convex\t'Each list\'s scores scaled to [0, 1] over the list (its best 1, its last 0), then summed with the lists\' weights: a clear lead in one list counts, a near tie does not'
+rrf\t'Reciprocal Rank Fusion: Σ weight / (60 + rank), ranks only'"
 complete -c kts-query -l top-k -d 'Number of results' -r
 complete -c kts-query -l candidates -d 'Chunks each retriever contributes before fusion; at least 4 × --top-k, so that enough distinct documents remain after one chunk per document' -r
 complete -c kts-query -l doc-type -d 'Only documents of this type (POLICY, SOP, GUIDE, ...)' -r
@@ -24,6 +26,10 @@ signals\t'Ranking signals after fusion (error code, intent, title, entities, den
 graph\t'The knowledge graph\'s connectivity joins the fusion'"
 complete -c kts-query -l weight -d 'Override a ranking weight (repeatable); `--explain` lists them' -r
 complete -c kts-query -l min-filtered -d 'A filtered search returning fewer documents than this is joined by the unfiltered one' -r
+complete -c kts-query -l rerank-cmd -d 'A command (run with sh -c) that scores the best candidates again: it reads one JSON line per candidate and prints one score per line' -r
+complete -c kts-query -l rerank-top -d 'How many of the best fused chunks the --rerank-cmd scores' -r
+complete -c kts-query -l rerank-weight -d 'The --rerank-cmd\'s share of the final score (the fused score has the rest)' -r
+complete -c kts-query -l rerank-timeout -d 'Seconds the --rerank-cmd has per question; then the fused order stands' -r
 complete -c kts-query -l min-confidence -d 'Leave out hits whose confidence is below this; with none left, say so on stderr (the answer abstains)' -r
 complete -c kts-query -l budget -d 'The --context\'s size, in tokens (estimated as characters / 4)' -r
 complete -c kts-query -l model -d 'The embedding model [default: the one the index was built with]; another one is refused' -r

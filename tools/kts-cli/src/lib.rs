@@ -1,9 +1,11 @@
 //! The process chores every kts tool shares, written once: reading and writing
-//! JSON Lines, messages on stderr, exit status, broken pipes and progress.
+//! JSON Lines, messages on stderr, exit status, broken pipes, progress, and
+//! outside programs run with a time limit.
 //!
 //! Exit status, for every tool: 0 all records processed; 1 some records were
 //! rejected (each reported); 2 fatal or usage error; 130 interrupted.
 
+pub mod child;
 mod input;
 mod messages;
 mod output;

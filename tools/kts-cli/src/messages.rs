@@ -29,6 +29,10 @@ impl Messages {
         self.tool
     }
 
+    pub fn is_quiet(&self) -> bool {
+        self.quiet
+    }
+
     /// Reports a rejected input: `kts-x: error (at WHERE): CODE: MESSAGE`.
     pub fn reject(&self, at: &str, code: ErrorCode, message: &str) {
         self.failures.set(self.failures.get() + 1);

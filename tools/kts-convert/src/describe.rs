@@ -12,8 +12,8 @@ use std::time::Duration;
 
 use kts_record::DocRecord;
 
-use crate::child::{self, ChildError};
 use crate::images::Image;
+use kts_cli::child::{self, ChildError};
 
 /// Longer descriptions are cut here: alt text is a caption, not a document.
 const MAX_DESCRIPTION_CHARS: usize = 2000;

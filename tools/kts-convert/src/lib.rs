@@ -4,7 +4,6 @@
 //! order. A file that cannot be converted becomes a `kts.error/1` record and
 //! the stream goes on; other records pass through unchanged.
 
-mod child;
 mod describe;
 pub mod formats;
 pub mod images;

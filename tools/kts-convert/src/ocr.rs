@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 
 use kts_record::ErrorCode;
 
-use crate::child::{self, ChildError};
 use crate::formats::ConvertError;
+use kts_cli::child::{self, ChildError};
 
 /// Longest side, in pixels, a PDF page is rendered at for OCR: about 250 dpi
 /// on A4 and Letter pages, and a bound on the memory any page may take.

@@ -27,7 +27,7 @@ pub struct StepEffect {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Ablation {
     pub mode: Mode,
-    /// nDCG@10 with every step off: plain retrieval fused by RRF.
+    /// nDCG@10 with every step off: plain retrieval, fused.
     pub plain: f64,
     pub plain_ms_per_query: f64,
     /// nDCG@10 with the default steps.

@@ -15,20 +15,22 @@ use crate::federation::RootSearcher;
 use crate::output::{self, BatchHit, write_text};
 use crate::rank::confidence::answer_confidence;
 use crate::{
-    MIN_FILTERED, Mode, ModelChoice, OutputFormat, Request, Searcher, Step, evidence, federation,
-    ledger,
+    Fusion, MIN_FILTERED, Mode, ModelChoice, OutputFormat, Request, Reranker, Searcher, Step,
+    evidence, federation, ledger,
 };
 
 const ABOUT: &str =
-    "Search a scope's index: a query pipeline, BM25 and vector retrieval fused by RRF, confidence";
+    "Search a scope's index: a query pipeline, BM25 and vector retrieval fused, confidence";
 
 const AFTER_HELP: &str = "\
 Writes one kts.hit/1 record per result, best first: the chunk's text and its
 citation (path, heading path, character offsets, page or slide), the fused
 score, and each retriever's rank and score under `signals`. Hybrid mode runs
 BM25 (FTS5) and vector search (the question embedded with the model the index
-was built with) and fuses their top --candidates with Reciprocal Rank Fusion
-(k = 60); only the best chunk of each document is kept unless --all-chunks.
+was built with) and fuses their top --candidates: by default each list's
+scores are scaled to [0, 1] (its best 1, its last 0) and summed (--fusion
+convex), or --fusion rrf sums 1 / (60 + rank). Only the best chunk of each
+document is kept unless --all-chunks.
 On an index without embeddings, hybrid falls back to BM25 with a warning.
 
 Before retrieval the question goes through the query pipeline's steps:
@@ -38,6 +40,13 @@ follows), decompose (a multi-part question searched part by part), signals
 (after fusion, score × (1 + Σ weight × signal); --weight NAME=VALUE), and,
 off by default, acronyms, synonyms, step-back and graph. --with/--without
 switch them; --explain writes first a kts.plan/1 record of what each did.
+--rerank-cmd CMD hands the best --rerank-top fused chunks to a command of
+yours (a cross-encoder, an LLM): one JSON line per candidate on its stdin
+({\"query\", \"id\", \"path\", \"title\", \"heading_path\", \"text\",
+\"score\"}), one score per line back, in order (a number, or
+{\"id\", \"score\"}); the order becomes (1 - W) x fused + W x its score, both
+scaled to [0, 1] (W: --rerank-weight). A command that fails, answers wrongly
+or takes longer than --rerank-timeout leaves the fused order, with a warning.
 Each hit has a confidence (the probability it is relevant);
 --min-confidence P drops those below P. --ledger appends a kts.ledger/1
 record per query to DIR/.kts/ledger.jsonl.
@@ -82,6 +91,7 @@ Examples:
   kts-graph docs && kts-query docs 'what is a kts.chunk/1 record' --context --budget 600
   kts-query docs 'how do I fix error E-5?' --with acronyms --explain --format text
   echo '{\"id\": \"q1\", \"text\": \"corrupt file\"}' | kts-query docs --batch
+  kts-query docs 'corrupt file' --rerank-cmd \"awk '{print gsub(/corrupt/, 0)}'\" --format text
   echo 'kts-index writes the index.' | kts-query docs 'what does kts-index do' --evidence -";
 
 #[derive(Parser, Debug, Clone)]
@@ -122,6 +132,10 @@ pub struct Args {
     #[arg(long, value_enum, default_value_t = Mode::Hybrid)]
     pub mode: Mode,
 
+    /// How hybrid search fuses its lists.
+    #[arg(long, value_enum, default_value_t = Fusion::Convex)]
+    pub fusion: Fusion,
+
     /// Number of results.
     #[arg(long, value_name = "N", default_value_t = 10)]
     pub top_k: usize,
@@ -161,6 +175,23 @@ pub struct Args {
     /// A filtered search returning fewer documents than this is joined by the unfiltered one.
     #[arg(long, value_name = "N", default_value_t = MIN_FILTERED)]
     pub min_filtered: usize,
+
+    /// A command (run with sh -c) that scores the best candidates again: it
+    /// reads one JSON line per candidate and prints one score per line.
+    #[arg(long, value_name = "CMD")]
+    pub rerank_cmd: Option<String>,
+
+    /// How many of the best fused chunks the --rerank-cmd scores.
+    #[arg(long, value_name = "N", default_value_t = 30, requires = "rerank_cmd", value_parser = clap::value_parser!(u32).range(2..=1000))]
+    pub rerank_top: u32,
+
+    /// The --rerank-cmd's share of the final score (the fused score has the rest).
+    #[arg(long, value_name = "SHARE", default_value_t = 0.5, requires = "rerank_cmd", value_parser = probability)]
+    pub rerank_weight: f64,
+
+    /// Seconds the --rerank-cmd has per question; then the fused order stands.
+    #[arg(long, value_name = "SECS", default_value_t = 30, requires = "rerank_cmd", value_parser = clap::value_parser!(u32).range(1..))]
+    pub rerank_timeout: u32,
 
     /// Write first a kts.plan/1 record: what each step of the pipeline did.
     #[arg(long)]
@@ -236,6 +267,7 @@ impl Args {
             scopes: self.scope.clone(),
             doc_types: self.doc_type.iter().cloned().collect(),
             mode: self.mode,
+            fusion: self.fusion,
             top_k: self.top_k,
             candidates: self.candidates as usize,
             all_chunks: self.all_chunks,
@@ -251,6 +283,12 @@ impl Args {
             min_confidence: self.min_confidence,
             max_scopes: self.max_scopes,
             budget: self.budget,
+            reranker: self.rerank_cmd.as_ref().map(|command| Reranker {
+                command: command.clone(),
+                top: self.rerank_top as usize,
+                weight: self.rerank_weight,
+                timeout: std::time::Duration::from_secs(self.rerank_timeout.into()),
+            }),
         }
     }
 

@@ -6,6 +6,8 @@ use kts_cli::Messages;
 use kts_record::HitRecord;
 use kts_store::Filters;
 
+use crate::rank::fuse::Fusion;
+use crate::rank::rerank::Reranker;
 use crate::rank::signals::Weights;
 use crate::steps::{Step, Steps};
 use crate::{MIN_FILTERED, Mode};
@@ -23,6 +25,8 @@ pub struct Request {
     /// Only documents of these types (any when empty).
     pub doc_types: Vec<String>,
     pub mode: Mode,
+    /// How the retrievers' lists are fused.
+    pub fusion: Fusion,
     pub top_k: usize,
     /// Chunks each retriever contributes before fusion (at least 4 × `top_k`).
     pub candidates: usize,
@@ -41,6 +45,8 @@ pub struct Request {
     pub max_scopes: usize,
     /// The size of a context for an LLM, in tokens (characters / 4).
     pub budget: usize,
+    /// An outside command that scores the best candidates again.
+    pub reranker: Option<Reranker>,
 }
 
 impl Default for Request {
@@ -50,6 +56,7 @@ impl Default for Request {
             scopes: Vec::new(),
             doc_types: Vec::new(),
             mode: Mode::Hybrid,
+            fusion: Fusion::default(),
             top_k: 10,
             candidates: 100,
             all_chunks: false,
@@ -60,6 +67,7 @@ impl Default for Request {
             min_confidence: None,
             max_scopes: 100,
             budget: 2000,
+            reranker: None,
         }
     }
 }
@@ -85,6 +93,7 @@ impl Request {
 #[derive(Clone, Debug)]
 pub(crate) struct Settings {
     pub mode: Mode,
+    pub fusion: Fusion,
     pub filters: Filters,
     pub candidates: usize,
     pub top_k: usize,
@@ -92,6 +101,7 @@ pub(crate) struct Settings {
     pub steps: Steps,
     pub weights: Weights,
     pub min_filtered: usize,
+    pub reranker: Option<Reranker>,
 }
 
 impl Settings {
@@ -100,6 +110,7 @@ impl Settings {
     pub fn new(request: &Request, has_vectors: bool, messages: &Messages) -> anyhow::Result<Self> {
         Ok(Settings {
             mode: effective_mode(request.mode, has_vectors, messages)?,
+            fusion: request.fusion,
             filters: Filters {
                 doc_types: request.doc_types.iter().map(|t| t.to_uppercase()).collect(),
                 doc_ids: None,
@@ -110,6 +121,7 @@ impl Settings {
             steps: Steps::new(&request.with, &request.without),
             weights: Weights::with_overrides(&request.weights)?,
             min_filtered: request.min_filtered,
+            reranker: request.reranker.clone(),
         })
     }
 }

@@ -42,6 +42,8 @@ pub struct Searcher {
     doc_types: Vec<String>,
     /// The graph once loaded (`None` when the scope has none).
     graph: std::cell::OnceCell<Option<QueryGraph>>,
+    /// Whether warnings are silenced (a failed reranker is one).
+    quiet: bool,
 }
 
 /// One query's lists: its filtered and, when those found too little,
@@ -80,6 +82,7 @@ impl Searcher {
             vector_store: None,
             concurrent: true,
             graph: std::cell::OnceCell::new(),
+            quiet: messages.is_quiet(),
         })
     }
 
@@ -282,20 +285,34 @@ impl Searcher {
         }
         let weights = &self.settings.weights;
         let weight_of = |name: &str| {
-            if name == "graph" {
-                weights.get("graph")
-            } else if name.starts_with("part") {
+            let query = if name.starts_with("part") {
                 weights.get("part")
             } else if name.starts_with("step_back") {
                 weights.get("step_back")
             } else {
                 1.0
-            }
+            };
+            let retriever = if name == "graph" {
+                weights.get("graph")
+            } else if name.ends_with("bm25") {
+                weights.get("bm25")
+            } else if name.ends_with("vector") {
+                weights.get("vector")
+            } else {
+                1.0
+            };
+            query * retriever
         };
-        let mut fused = fuse(&lists, weight_of);
+        let mut fused = fuse(
+            &lists,
+            self.settings.fusion,
+            self.settings.candidates,
+            weight_of,
+        );
         if self.settings.steps.on(Step::Signals) {
             self.apply_signals(&plan, &mut fused)?;
         }
+        let reranked = self.rerank(text, &mut fused)?;
         let kept = top_k(fused, self.settings.top_k, self.settings.all_chunks, doc_of)?;
         let hits = self.hit_records(&kept)?;
         let record = PlanRecord {
@@ -321,6 +338,7 @@ impl Searcher {
                     detail: n.detail.clone(),
                 })
                 .chain(self.lexical_note())
+                .chain(reranked)
                 .collect(),
             weights: self
                 .settings
@@ -330,6 +348,32 @@ impl Searcher {
                 .collect(),
         };
         Ok((hits, record))
+    }
+
+    /// Orders the best candidates again by the request's reranker, if any;
+    /// the note tells what it did, and a failure is a warning.
+    fn rerank(&self, question: &str, fused: &mut [Fused]) -> anyhow::Result<Option<PlanNote>> {
+        let Some(reranker) = &self.settings.reranker else {
+            return Ok(None);
+        };
+        let count = fused.len().min(reranker.top);
+        let rowids: Vec<i64> = fused[..count].iter().map(|f| f.rowid).collect();
+        let hits = self.store.fetch_hits(&rowids)?;
+        let detail = match reranker.rerank(question, fused, &hits) {
+            Ok(()) => format!("{count} candidates scored by {:?}", reranker.command),
+            Err(why) => {
+                let warning = format!(
+                    "the reranker {:?}: {why}; the fused order stands",
+                    reranker.command
+                );
+                Messages::new("kts-query").quiet(self.quiet).warn(&warning);
+                warning
+            }
+        };
+        Ok(Some(PlanNote {
+            step: "rerank".to_string(),
+            detail,
+        }))
     }
 
     /// Multiplies the fused score of the best candidates by their signals'

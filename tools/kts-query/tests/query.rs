@@ -186,6 +186,105 @@ fn hybrid_is_at_least_as_good_as_each_retriever() {
     );
 }
 
+/// Hybrid search with the reranker `command` (other flags after it).
+fn reranked(question: &str, command: &str, flags: &[&str]) -> (Output, Vec<Value>) {
+    let mut args = vec![question, "--rerank-cmd", command];
+    args.extend_from_slice(flags);
+    query(scope(), &args, "")
+}
+
+#[test]
+fn a_reranker_reorders_the_best_candidates_and_sees_each_one() {
+    let question = "how do I reset a lost VPN token";
+    let fused = ok(scope(), &[question], "");
+    assert_eq!(paths(&fused)[0], "it/vpn-guide.md");
+    let seen = tempfile::NamedTempFile::new().unwrap();
+    // Scores each candidate by whether it is about coffee, keeping a copy of
+    // what it was given.
+    let command = format!(
+        "tee {} | awk '{{print gsub(/coffee/, 0)}}'",
+        seen.path().display()
+    );
+    let hits = ok(
+        scope(),
+        &[
+            question,
+            "--rerank-cmd",
+            &command,
+            "--rerank-weight",
+            "1",
+            "--explain",
+        ],
+        "",
+    );
+    let (plan, hits) = hits.split_first().unwrap();
+    assert_eq!(paths(hits)[0], "kitchen/coffee-machine.md");
+    assert!(hits[0]["signals"]["rerank"]["score"].as_f64().unwrap() >= 1.0);
+    let notes = plan["notes"].as_array().unwrap();
+    assert!(
+        notes.iter().any(|n| n["step"] == "rerank"
+            && n["detail"].as_str().unwrap().contains("candidates scored")),
+        "{plan:#}"
+    );
+    let given: Vec<Value> = std::fs::read_to_string(seen.path())
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert!(
+        given.len() >= 8,
+        "every chunk of this small scope: {}",
+        given.len()
+    );
+    for candidate in &given {
+        assert_eq!(candidate["query"], question);
+        for field in ["id", "path", "title", "text"] {
+            assert!(candidate[field].is_string(), "{field}: {candidate}");
+        }
+        assert!(candidate["heading_path"].is_array() && candidate["score"].is_f64());
+    }
+    let scores: Vec<f64> = given.iter().map(|c| c["score"].as_f64().unwrap()).collect();
+    assert!(
+        scores.windows(2).all(|w| w[0] >= w[1]),
+        "best first: {scores:?}"
+    );
+
+    // Weight 0 keeps the fused order; the default blend lies between.
+    let none = ok(
+        scope(),
+        &[question, "--rerank-cmd", &command, "--rerank-weight", "0"],
+        "",
+    );
+    assert_eq!(paths(&none), paths(&fused));
+}
+
+#[test]
+fn a_failing_slow_or_wrong_reranker_leaves_the_fused_order_with_a_warning() {
+    let question = "where can I leave my car";
+    let fused = ok(scope(), &[question], "");
+    let started = std::time::Instant::now();
+    for (command, why) in [
+        ("echo broken >&2; exit 3", "broken"),
+        ("cat > /dev/null; echo 1; echo 2", "answered 2 scores for"),
+        ("while read -r _; do echo high; done", "line 1"),
+        ("sleep 20", "no answer within"),
+        ("/nonexistent/reranker", "failed"),
+    ] {
+        let (output, hits) = reranked(question, command, &["--rerank-timeout", "1"]);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(output.status.success(), "{command}: {stderr}");
+        assert!(
+            stderr.contains("warning: the reranker") && stderr.contains(why),
+            "{command}: {stderr}"
+        );
+        assert_eq!(paths(&hits), paths(&fused), "{command}");
+    }
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(15),
+        "the slow one was cut off"
+    );
+}
+
 #[test]
 fn one_chunk_per_document_unless_all_chunks() {
     let hits = ok(scope(), &["VPN token", "--mode", "bm25"], "");

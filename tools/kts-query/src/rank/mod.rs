@@ -1,6 +1,7 @@
-//! Ranking: the lists of every query fused by RRF, signals after fusion,
-//! and the best chunk per document.
+//! Ranking: the lists of every query fused into one order, signals after
+//! fusion, an outside reranker if one is given, and the best chunk per document.
 
 pub mod confidence;
 pub mod fuse;
+pub mod rerank;
 pub mod signals;

@@ -48,13 +48,19 @@ pub const WEIGHTS: &[(&str, f64, &str)] = &[
         0.0,
         "the question's words per word of the chunk (saturating)",
     ),
-    ("part", 1.0, "weight in RRF of each part's lists"),
+    ("bm25", 1.0, "weight in fusion of the BM25 lists"),
+    ("vector", 1.0, "weight in fusion of the vector lists"),
+    ("part", 1.0, "weight in fusion of each part's lists"),
     (
         "step_back",
         0.5,
-        "weight in RRF of the step-back query's lists",
+        "weight in fusion of the step-back query's lists",
     ),
-    ("graph", 0.1, "weight in RRF of the knowledge graph's list"),
+    (
+        "graph",
+        0.1,
+        "weight in fusion of the knowledge graph's list",
+    ),
 ];
 
 /// The density at which the density signal reaches one half.

@@ -1,11 +1,11 @@
-//! Running an outside program (tesseract, pdftoppm, an image describer) with a
-//! time limit.
+//! Running an outside program (tesseract, pdftoppm, an image describer, a
+//! reranker) with a time limit.
 //!
 //! The program runs in its own process group, so that on timeout everything it
 //! started is killed with it (a shell script's `sleep` would otherwise keep the
 //! output pipe open).
 
-use std::io::{self, Read};
+use std::io::{self, Read, Write};
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 use std::thread::JoinHandle;
@@ -28,13 +28,34 @@ pub fn output(
     limit: Duration,
     max_output: usize,
 ) -> Result<Vec<u8>, ChildError> {
+    output_fed(command, None, limit, max_output)
+}
+
+/// [`output`] of a program reading `input` on its stdin (written as it
+/// reads; a program that stops reading early is not an error of ours).
+pub fn output_fed(
+    command: &mut Command,
+    input: Option<Vec<u8>>,
+    limit: Duration,
+    max_output: usize,
+) -> Result<Vec<u8>, ChildError> {
+    let stdin = if input.is_some() {
+        Stdio::piped()
+    } else {
+        Stdio::null()
+    };
     let mut child = command
-        .stdin(Stdio::null())
+        .stdin(stdin)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0)
         .spawn()
         .map_err(ChildError::NotFound)?;
+    if let (Some(mut pipe), Some(input)) = (child.stdin.take(), input) {
+        std::thread::spawn(move || {
+            let _ = pipe.write_all(&input);
+        });
+    }
     let stdout = read_on_thread(child.stdout.take(), max_output);
     let stderr = read_on_thread(child.stderr.take(), 4096);
     let deadline = Instant::now() + limit;
@@ -125,6 +146,27 @@ mod tests {
             ChildError::Failed(why) => assert!(why.contains("broken"), "{why}"),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn input_reaches_the_program() {
+        let out = output_fed(
+            &mut sh("tr a-z A-Z"),
+            Some(b"question\n".to_vec()),
+            Duration::from_secs(10),
+            100,
+        )
+        .unwrap();
+        assert_eq!(out, b"QUESTION\n");
+        // A program that reads nothing still gives its output.
+        let big = vec![b'x'; 1 << 20];
+        let out = output_fed(
+            &mut sh("echo done"),
+            Some(big),
+            Duration::from_secs(10),
+            100,
+        );
+        assert_eq!(out.unwrap(), b"done\n");
     }
 
     #[test]
