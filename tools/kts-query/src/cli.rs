@@ -34,11 +34,11 @@ document is kept unless --all-chunks.
 On an index without embeddings, hybrid falls back to BM25 with a warning.
 
 Before retrieval the question goes through the query pipeline's steps:
-filters (intent words → doc types; error codes and systems the scope knows →
-their documents; fewer than --min-filtered found → the unfiltered search
-follows), decompose (a multi-part question searched part by part), signals
-(after fusion, score × (1 + Σ weight × signal); --weight NAME=VALUE), and,
-off by default, acronyms, synonyms, step-back and graph. --with/--without
+signals (after fusion, score × (1 + Σ weight × signal); --weight NAME=VALUE)
+and, off by default, filters (intent words → doc types; error codes and
+systems the scope knows → their documents; fewer than --min-filtered found →
+the unfiltered search follows), decompose (a multi-part question searched
+part by part), acronyms, synonyms, step-back and graph. --with/--without
 switch them; --explain writes first a kts.plan/1 record of what each did.
 --rerank-cmd CMD hands the best --rerank-top fused chunks to a command of
 yours (a cross-encoder, an LLM): one JSON line per candidate on its stdin

@@ -195,7 +195,7 @@ fn synonyms_find_documents_in_other_words() {
 #[test]
 fn filters_narrow_to_the_error_code_and_the_intent() {
     let question = "how do I fix AUTH401";
-    let plan = plan(question, "");
+    let plan = plan(question, "--with filters");
     assert_eq!(plan["intent"], "troubleshoot");
     let query = &plan["queries"][0];
     assert_eq!(query["entities"], serde_json::json!(["AUTH401"]));
@@ -210,16 +210,16 @@ fn filters_narrow_to_the_error_code_and_the_intent() {
     // One document is both of a troubleshooting type and names AUTH401.
     assert_eq!(query["documents"], 1);
     assert_eq!(
-        paths(question, "--min-filtered 1"),
+        paths(question, "--with filters --min-filtered 1"),
         ["auth-troubleshooting.md"]
     );
     // Too few: the unfiltered search's hits follow the filtered one.
     assert_eq!(query["fell_back"], true);
-    let fallen = paths(question, "");
+    let fallen = paths(question, "--with filters");
     assert_eq!(fallen[0], "auth-troubleshooting.md");
     assert!(fallen.len() > 1, "{fallen:?}");
-    // Without the step nothing is filtered.
-    let plain = plan_queries(question, "--without filters");
+    // Without the step (the default) nothing is filtered.
+    let plain = plan_queries(question, "");
     assert!(plain[0]["doc_types"].as_array().unwrap().is_empty());
     assert!(plain[0]["entities"].as_array().unwrap().is_empty());
 }
@@ -231,14 +231,14 @@ fn plan_queries(question: &str, flags: &str) -> Vec<Value> {
 #[test]
 fn a_statement_naming_a_system_is_not_filtered() {
     // No intent: "ToolX ships a dashboard" is about more than the documents naming ToolX.
-    let queries = plan_queries("ToolX dashboard cluster", "");
+    let queries = plan_queries("ToolX dashboard cluster", "--with filters");
     assert!(queries[0]["entities"].as_array().unwrap().is_empty());
 }
 
 #[test]
 fn decomposition_finds_an_answer_for_each_part() {
     let question = "How do I reset my VPN token and who approves travel expenses?";
-    let queries = plan_queries(question, "");
+    let queries = plan_queries(question, "--with decompose");
     let roles: Vec<&str> = queries
         .iter()
         .map(|q| q["role"].as_str().unwrap())
@@ -248,9 +248,9 @@ fn decomposition_finds_an_answer_for_each_part() {
         paths[..2].contains(&"travel.md".to_string())
             && paths[..2].iter().any(|p| p.starts_with("vpn-"))
     };
-    let parts = paths(question, "");
+    let parts = paths(question, "--with decompose");
     assert!(answers_both(&parts), "each part's answer first: {parts:?}");
-    let whole = plan_queries(question, "--without decompose");
+    let whole = plan_queries(question, "");
     assert_eq!(whole.len(), 1);
     assert_eq!(whole[0]["role"], "question");
 }
@@ -261,14 +261,14 @@ fn the_step_back_query_adds_the_definition() {
     let queries = plan_queries(question, "--with step-back");
     let step_back = queries.iter().find(|q| q["role"] == "step_back").unwrap();
     assert_eq!(step_back["search_text"], "what is AUTH401");
-    let hits = hits(question, "--with step-back --min-filtered 1");
+    let hits = hits(question, "--with step-back,filters --min-filtered 1");
     let glossary = hits.iter().find(|h| h["path"] == "glossary.md").unwrap();
     assert!(
         glossary["signals"].get("step_back_bm25").is_some(),
         "{glossary:#}"
     );
     assert!(
-        !paths(question, "--min-filtered 1").contains(&"glossary.md".to_string()),
+        !paths(question, "--with filters --min-filtered 1").contains(&"glossary.md".to_string()),
         "the filtered search alone does not reach the glossary"
     );
 }
@@ -321,7 +321,7 @@ fn confidence_is_a_probability_and_can_make_the_answer_abstain() {
 fn explain_and_ledger_records_follow_their_schemas() {
     let plan = plan(
         "how do I fix AUTH401 on ToolX and what is the escalation path?",
-        "",
+        "--with filters,decompose",
     );
     let errors: Vec<String> = validator("kts.plan.v1.schema.json")
         .iter_errors(&plan)
