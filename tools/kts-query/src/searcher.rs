@@ -360,7 +360,8 @@ impl Searcher {
         let rowids: Vec<i64> = fused[..count].iter().map(|f| f.rowid).collect();
         let hits = self.store.fetch_hits(&rowids)?;
         let detail = match reranker.rerank(question, fused, &hits) {
-            Ok(()) => format!("{count} candidates scored by {:?}", reranker.command),
+            Ok(0) => "not run: fewer than 2 candidates".to_string(),
+            Ok(scored) => format!("{scored} candidates scored by {:?}", reranker.command),
             Err(why) => {
                 let warning = format!(
                     "the reranker {:?}: {why}; the fused order stands",

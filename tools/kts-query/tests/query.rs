@@ -249,7 +249,34 @@ fn a_reranker_reorders_the_best_candidates_and_sees_each_one() {
         "best first: {scores:?}"
     );
 
-    // Weight 0 keeps the fused order; the default blend lies between.
+    // One candidate: nothing to reorder, and the command is not run.
+    let (output, records) = query(
+        scope(),
+        &[
+            "E4711",
+            "--mode",
+            "bm25",
+            "--rerank-cmd",
+            "exit 1",
+            "--explain",
+        ],
+        "",
+    );
+    assert!(
+        output.status.success() && output.stderr.is_empty(),
+        "{output:?}"
+    );
+    assert!(
+        records[0]["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n["step"] == "rerank" && n["detail"] == "not run: fewer than 2 candidates"),
+        "{:#}",
+        records[0]
+    );
+
+    // Weight 0 keeps the fused order.
     let none = ok(
         scope(),
         &[question, "--rerank-cmd", &command, "--rerank-weight", "0"],

@@ -45,8 +45,15 @@ struct Candidate<'a> {
 impl Reranker {
     /// Reorders the first `top` of `fused` (best first, `hits` holding their
     /// text) by the blend of the command's scores and the fused ones; the
-    /// rest follow. Returns what went wrong, leaving `fused` as it was.
-    pub fn rerank(&self, question: &str, fused: &mut [Fused], hits: &[Hit]) -> Result<(), String> {
+    /// rest follow. Returns how many it scored (none when there are fewer
+    /// than two: one order is as good as another), or what went wrong,
+    /// leaving `fused` as it was.
+    pub fn rerank(
+        &self,
+        question: &str,
+        fused: &mut [Fused],
+        hits: &[Hit],
+    ) -> Result<usize, String> {
         let by_rowid: HashMap<i64, &Hit> = hits.iter().map(|h| (h.rowid, h)).collect();
         let count = fused.len().min(self.top);
         let candidates: Vec<(&Fused, &Hit)> = fused[..count]
@@ -54,7 +61,7 @@ impl Reranker {
             .filter_map(|f| Some((f, *by_rowid.get(&f.rowid)?)))
             .collect();
         if candidates.len() < 2 {
-            return Ok(());
+            return Ok(0);
         }
         let mut input = Vec::new();
         for (f, hit) in &candidates {
@@ -81,7 +88,7 @@ impl Reranker {
             .map(|((f, _), score)| (f.rowid, score))
             .collect();
         blend(fused, &reranked, self.weight);
-        Ok(())
+        Ok(reranked.len())
     }
 
     /// The command's scores for the candidates `ids`, in their order.
