@@ -62,11 +62,11 @@ _kts__query() {
                     return 0
                     ;;
                 --with)
-                    COMPREPLY=($(compgen -W "acronyms synonyms filters decompose step-back signals graph" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "acronyms synonyms filters decompose step-back signals graph feedback" -- "${cur}"))
                     return 0
                     ;;
                 --without)
-                    COMPREPLY=($(compgen -W "acronyms synonyms filters decompose step-back signals graph" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "acronyms synonyms filters decompose step-back signals graph feedback" -- "${cur}"))
                     return 0
                     ;;
                 --weight)

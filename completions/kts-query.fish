@@ -16,14 +16,16 @@ filters\t'Intent words, error codes and systems become metadata filters'
 decompose\t'A question with several parts is searched part by part'
 step-back\t'A more general question about the question\'s main entity joins the search'
 signals\t'Ranking signals after fusion (error code, intent, title, entities, density)'
-graph\t'The knowledge graph\'s connectivity joins the fusion'"
+graph\t'The knowledge graph\'s connectivity joins the fusion'
+feedback\t'The question\'s vector moves toward its best fused chunks, and vector search runs again with it (pseudo-relevance feedback)'"
 complete -c kts-query -l without -d 'Steps of the query pipeline not to run' -r -f -a "acronyms\t'Acronyms in the question also search for their expansions'
 synonyms\t'Words of the question also search for their synonyms'
 filters\t'Intent words, error codes and systems become metadata filters'
 decompose\t'A question with several parts is searched part by part'
 step-back\t'A more general question about the question\'s main entity joins the search'
 signals\t'Ranking signals after fusion (error code, intent, title, entities, density)'
-graph\t'The knowledge graph\'s connectivity joins the fusion'"
+graph\t'The knowledge graph\'s connectivity joins the fusion'
+feedback\t'The question\'s vector moves toward its best fused chunks, and vector search runs again with it (pseudo-relevance feedback)'"
 complete -c kts-query -l weight -d 'Override a ranking weight (repeatable); `--explain` lists them' -r
 complete -c kts-query -l min-filtered -d 'A filtered search returning fewer documents than this is joined by the unfiltered one' -r
 complete -c kts-query -l rerank-cmd -d 'A command (run with sh -c) that scores the best candidates again: it reads one JSON line per candidate and prints one score per line' -r

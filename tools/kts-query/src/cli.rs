@@ -34,8 +34,9 @@ document is kept unless --all-chunks.
 On an index without embeddings, hybrid falls back to BM25 with a warning.
 
 Before retrieval the question goes through the query pipeline's steps:
-signals (after fusion, score × (1 + Σ weight × signal); --weight NAME=VALUE)
-and, off by default, filters (intent words → doc types; error codes and
+signals (after fusion, score × (1 + Σ weight × signal); --weight NAME=VALUE),
+feedback (the question's vector moved toward its best 3 fused chunks, vector
+search run again) and, off by default, filters (intent words → doc types; error codes and
 systems the scope knows → their documents; fewer than --min-filtered found →
 the unfiltered search follows), decompose (a multi-part question searched
 part by part), acronyms, synonyms, step-back and graph. --with/--without

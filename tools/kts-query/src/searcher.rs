@@ -14,6 +14,7 @@ use crate::graph::{QueryGraph, graph_list};
 use crate::plan::lexicon::{Lexicon, QueryConfig};
 use crate::plan::{Plan, Planner, Role, SubQuery};
 use crate::rank::confidence::{confidence, features as confidence_features};
+use crate::rank::feedback::{FEEDBACK_CHUNKS, moved_toward};
 use crate::rank::fuse::{Fused, fuse, top_k};
 use crate::request::{Request, Settings};
 use crate::steps::Step;
@@ -236,6 +237,8 @@ impl Searcher {
             None => None,
         };
         let mut lists = Vec::new();
+        // The question's own vector search, for the feedback step.
+        let mut question_search: Option<(Vec<f32>, Filters)> = None;
         let mut planned = Vec::new();
         let mut parts = 0;
         for query in &plan.queries {
@@ -258,6 +261,9 @@ impl Searcher {
                 }
                 Role::StepBack => "step_back_".to_string(),
             };
+            if let (Role::Question, Some(vector)) = (query.role, &vector) {
+                question_search = Some((vector.clone(), query.filters.clone()));
+            }
             let retrieved = self.retrieve_query(query, vector.as_deref(), &prefix)?;
             planned.push(planned_query(query, &retrieved));
             lists.extend(retrieved.lists);
@@ -309,6 +315,39 @@ impl Searcher {
             self.settings.candidates,
             weight_of,
         );
+        let mut feedback_note = None;
+        if let (true, Some((vector, filters))) =
+            (self.settings.steps.on(Step::Feedback), &question_search)
+        {
+            let best: Vec<i64> = fused
+                .iter()
+                .take(FEEDBACK_CHUNKS)
+                .map(|f| f.rowid)
+                .collect();
+            let chunks = self.store.embeddings(&best)?;
+            let weight = weights.get("feedback");
+            if let Some(moved) = moved_toward(vector, &chunks, weight) {
+                let again = self
+                    .store
+                    .search_vector(&moved, self.settings.candidates, filters)?;
+                if let Some((_, list)) = lists.iter_mut().find(|(name, _)| name == "vector") {
+                    *list = again;
+                }
+                fused = fuse(
+                    &lists,
+                    self.settings.fusion,
+                    self.settings.candidates,
+                    weight_of,
+                );
+                feedback_note = Some(PlanNote {
+                    step: Step::Feedback.name().to_string(),
+                    detail: format!(
+                        "vector search again, moved toward the best {} chunks (weight {weight})",
+                        chunks.len()
+                    ),
+                });
+            }
+        }
         if self.settings.steps.on(Step::Signals) {
             self.apply_signals(&plan, &mut fused)?;
         }
@@ -338,6 +377,7 @@ impl Searcher {
                     detail: n.detail.clone(),
                 })
                 .chain(self.lexical_note())
+                .chain(feedback_note)
                 .chain(reranked)
                 .collect(),
             weights: self

@@ -23,6 +23,9 @@ pub enum Step {
     Signals,
     /// The knowledge graph's connectivity joins the fusion.
     Graph,
+    /// The question's vector moves toward its best fused chunks, and vector
+    /// search runs again with it (pseudo-relevance feedback).
+    Feedback,
 }
 
 impl Step {
@@ -35,12 +38,13 @@ impl Step {
             Step::StepBack => "step-back",
             Step::Signals => "signals",
             Step::Graph => "graph",
+            Step::Feedback => "feedback",
         }
     }
 
     pub fn on_by_default(self) -> bool {
         match self {
-            Step::Signals => true,
+            Step::Signals | Step::Feedback => true,
             Step::Filters
             | Step::Decompose
             | Step::Acronyms

@@ -313,6 +313,32 @@ fn a_failing_slow_or_wrong_reranker_leaves_the_fused_order_with_a_warning() {
 }
 
 #[test]
+fn feedback_searches_again_with_the_question_moved_toward_its_best_chunks() {
+    let question = "remote access from home lost token";
+    let with = ok(scope(), &[question, "--explain"], "");
+    let note = |plan: &Value| {
+        plan["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|n| n["step"] == "feedback")
+            .map(|n| n["detail"].as_str().unwrap().to_string())
+    };
+    let detail = note(&with[0]).expect("feedback is a default step");
+    assert!(detail.contains("best 3 chunks (weight 0.5)"), "{detail}");
+    assert_eq!(paths(&with[1..])[0], "it/vpn-guide.md");
+    let without = ok(
+        scope(),
+        &[question, "--explain", "--without", "feedback"],
+        "",
+    );
+    assert_eq!(note(&without[0]), None);
+    // BM25 alone has no vector to move.
+    let bm25 = ok(scope(), &[question, "--explain", "--mode", "bm25"], "");
+    assert_eq!(note(&bm25[0]), None);
+}
+
+#[test]
 fn one_chunk_per_document_unless_all_chunks() {
     let hits = ok(scope(), &["VPN token", "--mode", "bm25"], "");
     let mut docs = paths(&hits);

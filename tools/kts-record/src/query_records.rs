@@ -31,7 +31,7 @@ pub struct PlanRecord {
     pub question: String,
     /// Slug of the scope searched.
     pub scope: String,
-    /// The steps that ran (acronyms, synonyms, filters, decompose, step-back, signals, graph).
+    /// The steps that ran (acronyms, synonyms, filters, decompose, step-back, signals, graph, feedback).
     pub steps: Vec<String>,
     /// The question's intent (troubleshoot, policy, procedure, definition), when its words show one.
     #[serde(default, skip_serializing_if = "Option::is_none")]

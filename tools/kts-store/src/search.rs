@@ -248,6 +248,28 @@ impl Store {
         Ok(ranked(best_first(rows, k)))
     }
 
+    /// The stored embeddings of these chunks (those that have one), in order.
+    pub fn embeddings(&self, rowids: &[i64]) -> anyhow::Result<Vec<Vec<f32>>> {
+        if !schema::has_vector_table(&self.conn)? {
+            return Ok(Vec::new());
+        }
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT embedding FROM chunks_vec WHERE rowid = ?1")?;
+        let mut out = Vec::with_capacity(rowids.len());
+        for &rowid in rowids {
+            let blob: Option<Vec<u8>> = stmt.query_row([rowid], |r| r.get(0)).optional()?;
+            if let Some(blob) = blob {
+                out.push(
+                    blob.chunks_exact(4)
+                        .map(|b| f32::from_le_bytes(b.try_into().expect("4 bytes")))
+                        .collect(),
+                );
+            }
+        }
+        Ok(out)
+    }
+
     /// Whether vector searches are answered from `vectors.bin` (with its
     /// delta), rather than by sqlite-vec while the file is stale or missing.
     pub fn vectors_from_file(&self) -> anyhow::Result<bool> {

@@ -2,6 +2,7 @@
 //! fusion, an outside reranker if one is given, and the best chunk per document.
 
 pub mod confidence;
+pub mod feedback;
 pub mod fuse;
 pub mod rerank;
 pub mod signals;

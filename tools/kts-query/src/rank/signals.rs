@@ -61,6 +61,11 @@ pub const WEIGHTS: &[(&str, f64, &str)] = &[
         0.1,
         "weight in fusion of the knowledge graph's list",
     ),
+    (
+        "feedback",
+        0.5,
+        "share of the best fused chunks' mean vector added to the question's (feedback step)",
+    ),
 ];
 
 /// The density at which the density signal reaches one half.
