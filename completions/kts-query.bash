@@ -23,7 +23,7 @@ _kts__query() {
 
     case "${cmd}" in
         kts__query)
-            opts="-q -h -V --list-scopes --scope --count-by-scope --max-scopes --batch --mode --fusion --top-k --candidates --all-chunks --doc-type --format --graph --with --without --weight --min-filtered --rerank-cmd --rerank-top --rerank-weight --rerank-timeout --explain --min-confidence --ledger --context --budget --model --models --threads --quiet --evidence --min-coverage --help --version"
+            opts="-q -h -V --list-scopes --scope --count-by-scope --max-scopes --batch --mode --fusion --top-k --candidates --all-chunks --doc-type --format --graph --with --without --weight --min-filtered --rerank-cmd --rerank-model --rerank-top --rerank-weight --rerank-timeout --explain --min-confidence --ledger --context --budget --model --models --threads --quiet --evidence --min-coverage --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -78,6 +78,10 @@ _kts__query() {
                     return 0
                     ;;
                 --rerank-cmd)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rerank-model)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

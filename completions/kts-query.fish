@@ -29,8 +29,9 @@ feedback\t'The question\'s vector moves toward its best fused chunks, and vector
 complete -c kts-query -l weight -d 'Override a ranking weight (repeatable); `--explain` lists them' -r
 complete -c kts-query -l min-filtered -d 'A filtered search returning fewer documents than this is joined by the unfiltered one' -r
 complete -c kts-query -l rerank-cmd -d 'A command (run with sh -c) that scores the best candidates again: it reads one JSON line per candidate and prints one score per line' -r
-complete -c kts-query -l rerank-top -d 'How many of the best fused chunks the --rerank-cmd scores' -r
-complete -c kts-query -l rerank-weight -d 'The --rerank-cmd\'s share of the final score (the fused score has the rest)' -r
+complete -c kts-query -l rerank-model -d 'A cross-encoder that scores the best candidates again: the id of a "kind": "reranker" manifest in the models folder, or its file' -r
+complete -c kts-query -l rerank-top -d 'How many of the best fused chunks the reranker scores' -r
+complete -c kts-query -l rerank-weight -d 'The reranker\'s share of the final score (the fused score has the rest)' -r
 complete -c kts-query -l rerank-timeout -d 'Seconds the --rerank-cmd has per question; then the fused order stands' -r
 complete -c kts-query -l min-confidence -d 'Leave out hits whose confidence is below this; with none left, say so on stderr (the answer abstains)' -r
 complete -c kts-query -l budget -d 'The --context\'s size, in tokens (estimated as characters / 4)' -r

@@ -6,10 +6,12 @@
 //!   running a shell pipeline of tools: [`shell`], [`succeeded`];
 //! - crash tests: [`kill_at_random_moments`];
 //! - the fixtures: [`manifest`], [`file_record`], [`convert_fixture`];
-//! - the word-level quality scorer: [`score`] (and [`quality`] for the ground-truth sets).
+//! - the word-level quality scorer: [`score`] (and [`quality`] for the ground-truth sets);
+//! - a cross-encoder written as ONNX for the reranker tests: [`tiny_reranker`].
 
 pub mod quality;
 mod score;
+pub mod tiny_reranker;
 
 use std::collections::HashMap;
 use std::io::{Read, Write};

@@ -2,39 +2,14 @@
 //! describes them. kts-embed's stream and kts-query both use it in-process.
 
 use std::borrow::Cow;
-use std::fmt::Display;
 use std::path::Path;
-use std::sync::Mutex;
 
 use anyhow::{Context, anyhow, bail};
-use ort::environment::Environment;
-use ort::session::builder::GraphOptimizationLevel;
-use ort::session::{Session, SessionInputValue};
-use ort::value::Tensor;
-use tokenizers::{Encoding, Tokenizer, TruncationParams};
+use ort::session::Session;
+use tokenizers::{Encoding, Tokenizer};
 
-use crate::manifest::{Manifest, Pooling, runtime_library};
-
-/// ONNX Runtime allows one environment per process: it is made once and shared.
-static ENVIRONMENT: Mutex<Option<Environment>> = Mutex::new(None);
-
-/// ort's errors do not all convert into anyhow (some carry a builder): keep the message.
-fn ort_err<T, E: Display>(result: Result<T, E>) -> anyhow::Result<T> {
-    result.map_err(|e| anyhow!("onnxruntime: {e}"))
-}
-
-fn environment(models_dir: &Path) -> anyhow::Result<Environment> {
-    let mut shared = ENVIRONMENT.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(environment) = shared.as_ref() {
-        return Ok(environment.clone());
-    }
-    let library = runtime_library(models_dir)?;
-    let builder = ort::init_from(&library)
-        .map_err(|e| anyhow!("loading ONNX Runtime from {}: {e}", library.display()))?;
-    let environment = ort_err(builder.with_name("kts-embed").build())?;
-    *shared = Some(environment.clone());
-    Ok(environment)
-}
+use crate::manifest::{Manifest, ModelKind, Pooling};
+use crate::onnx::{BatchInput, SessionSettings, load_tokenizer, open_session};
 
 /// What the embedder has done so far.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -77,8 +52,9 @@ impl Embedder {
     /// Reads the tokenizer and checks the model file is there; the model
     /// itself is loaded when first needed.
     pub fn from_manifest(manifest: Manifest, threads: usize) -> anyhow::Result<Embedder> {
+        manifest.expect_kind(ModelKind::Embedding)?;
         manifest.file(&manifest.model)?;
-        let tokenizer = load_tokenizer(&manifest.file(&manifest.tokenizer)?, manifest.max_tokens)?;
+        let tokenizer = load_tokenizer(&manifest)?;
         Ok(Embedder {
             manifest,
             tokenizer,
@@ -115,19 +91,14 @@ impl Embedder {
         if self.session.is_some() {
             return Ok(());
         }
-        let model_path = self.manifest.file(&self.manifest.model)?;
-        let environment = environment(&self.manifest.models_dir)?;
-        let builder = ort_err(Session::builder(&environment))?;
-        let mut builder = ort_err(builder.with_intra_threads(self.threads))?;
-        if !self.spinning {
-            builder = ort_err(builder.with_intra_op_spinning(false))?;
-        }
-        if !self.optimize {
-            builder = ort_err(builder.with_optimization_level(GraphOptimizationLevel::Disable))?;
-        }
-        let session = ort_err(builder.commit_from_file(&model_path))
-            .with_context(|| format!("loading {}", model_path.display()))?;
-        check_tensor_names(&self.manifest, &session)?;
+        let session = open_session(
+            &self.manifest,
+            SessionSettings {
+                threads: self.threads,
+                spinning: self.spinning,
+                optimize: self.optimize,
+            },
+        )?;
         self.session = Some(session);
         Ok(())
     }
@@ -206,23 +177,9 @@ impl Embedder {
         self.load_session()?;
         let session = self.session.as_mut().expect("loaded above");
         let input = BatchInput::new(batch);
-        let names = &self.manifest.inputs;
-        let mut inputs: Vec<(Cow<'_, str>, SessionInputValue<'_>)> = vec![
-            (names.input_ids.as_str().into(), input.tensor(&input.ids)?),
-            (
-                names.attention_mask.as_str().into(),
-                input.tensor(&input.mask)?,
-            ),
-        ];
-        if let Some(name) = &names.token_type_ids {
-            inputs.push((name.as_str().into(), input.tensor(&input.type_ids)?));
-        }
-        let outputs = ort_err(session.run(inputs))?;
-        let output = outputs
-            .get(&self.manifest.output)
-            .with_context(|| format!("the model has no output {:?}", self.manifest.output))?;
-        let (shape, data) = ort_err(output.try_extract_tensor::<f32>())?;
-        let vectors = pool(&self.manifest, &input, shape, data)?;
+        let vectors = input.run(session, &self.manifest, |shape, data| {
+            pool(&self.manifest, &input, shape, data)
+        })?;
         self.stats.runs += 1;
         self.stats.texts += batch.len() as u64;
         self.stats.tokens += input.mask.iter().sum::<i64>() as u64;
@@ -230,100 +187,11 @@ impl Embedder {
     }
 }
 
-fn prefixed<'t>(prefix: &str, text: &'t str) -> Cow<'t, str> {
+pub(crate) fn prefixed<'t>(prefix: &str, text: &'t str) -> Cow<'t, str> {
     if prefix.is_empty() {
         Cow::Borrowed(text)
     } else {
         Cow::Owned(format!("{prefix}{text}"))
-    }
-}
-
-/// The tokenizer with the manifest's truncation and no padding (the batch pads).
-fn load_tokenizer(path: &Path, max_tokens: usize) -> anyhow::Result<Tokenizer> {
-    let mut tokenizer = Tokenizer::from_file(path)
-        .map_err(|e| anyhow!("reading tokenizer {}: {e}", path.display()))?;
-    tokenizer
-        .with_truncation(Some(TruncationParams {
-            max_length: max_tokens,
-            ..TruncationParams::default()
-        }))
-        .map_err(|e| anyhow!("tokenizer {}: {e}", path.display()))?;
-    tokenizer.with_padding(None);
-    Ok(tokenizer)
-}
-
-/// Fails when the manifest names tensors the model does not have.
-fn check_tensor_names(manifest: &Manifest, session: &Session) -> anyhow::Result<()> {
-    let inputs: Vec<&str> = session.inputs().iter().map(|i| i.name()).collect();
-    let outputs: Vec<&str> = session.outputs().iter().map(|o| o.name()).collect();
-    let names = &manifest.inputs;
-    let wanted = [
-        Some(&names.input_ids),
-        Some(&names.attention_mask),
-        names.token_type_ids.as_ref(),
-    ];
-    for name in wanted.into_iter().flatten() {
-        if !inputs.contains(&name.as_str()) {
-            bail!(
-                "model {}: no input tensor {name:?} (it has {inputs:?})",
-                manifest.id
-            );
-        }
-    }
-    if !outputs.contains(&manifest.output.as_str()) {
-        bail!(
-            "model {}: no output tensor {:?} (it has {outputs:?})",
-            manifest.id,
-            manifest.output
-        );
-    }
-    Ok(())
-}
-
-/// A batch as the model's int64 inputs, row-major `[rows, width]`.
-struct BatchInput {
-    rows: usize,
-    width: usize,
-    ids: Vec<i64>,
-    mask: Vec<i64>,
-    type_ids: Vec<i64>,
-}
-
-impl BatchInput {
-    fn new(batch: &[&Encoding]) -> BatchInput {
-        let rows = batch.len();
-        let width = batch
-            .iter()
-            .map(|e| e.get_ids().len())
-            .max()
-            .unwrap_or(0)
-            .max(1);
-        let mut input = BatchInput {
-            rows,
-            width,
-            ids: vec![0; rows * width],
-            mask: vec![0; rows * width],
-            type_ids: vec![0; rows * width],
-        };
-        for (row, encoding) in batch.iter().enumerate() {
-            let at = row * width;
-            for (t, (&id, &type_id)) in encoding
-                .get_ids()
-                .iter()
-                .zip(encoding.get_type_ids())
-                .enumerate()
-            {
-                input.ids[at + t] = i64::from(id);
-                input.type_ids[at + t] = i64::from(type_id);
-                input.mask[at + t] = 1;
-            }
-        }
-        input
-    }
-
-    fn tensor(&self, data: &[i64]) -> anyhow::Result<SessionInputValue<'static>> {
-        let tensor = ort_err(Tensor::from_array(([self.rows, self.width], data.to_vec())))?;
-        Ok(tensor.into())
     }
 }
 

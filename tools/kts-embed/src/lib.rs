@@ -1,11 +1,15 @@
 //! kts-embed: adds local ONNX sentence embeddings to `kts.chunk/1` records.
 //!
 //! The engine ([`Embedder`]) is a library API too: kts-query embeds its
-//! questions in-process with [`Embedder::load`] and [`Embedder::embed_query`].
+//! questions in-process with [`Embedder::load`] and [`Embedder::embed_query`],
+//! and reranks its candidates with a [`CrossEncoder`] (a `"kind": "reranker"`
+//! manifest).
 
 mod cache;
+mod cross_encoder;
 mod embedder;
 mod manifest;
+mod onnx;
 mod stream;
 
 use std::path::PathBuf;
@@ -16,9 +20,11 @@ use clap::{CommandFactory, Parser};
 use kts_cli::{Exit, JsonlReader, JsonlWriter, Messages};
 
 pub use cache::{EmbeddingCache, text_key};
+pub use cross_encoder::CrossEncoder;
 pub use embedder::{Embedder, EmbedderStats, normalize};
 pub use manifest::{
-    DEFAULT_MODEL, FileSpec, InputNames, Manifest, Pooling, default_models_dir, known_models,
+    DEFAULT_MODEL, FileSpec, InputNames, Manifest, ModelKind, Pooling, default_models_dir,
+    known_models,
 };
 pub use stream::{CacheChoice, Counts, json_vector};
 

@@ -12,11 +12,33 @@ pub const DEFAULT_MODEL: &str = "all-minilm-l6-v2-int8";
 /// The manifest of the ONNX Runtime library, `models/onnxruntime.json`.
 const RUNTIME_ID: &str = "onnxruntime";
 
+/// What a model does.
+#[derive(Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum ModelKind {
+    /// A sentence-embedding model: text → vector (kts-embed, kts-query).
+    #[default]
+    Embedding,
+    /// A cross-encoder: (question, passage) → relevance score (kts-query's
+    /// reranking stage).
+    Reranker,
+}
+
+impl ModelKind {
+    fn name(self) -> &'static str {
+        match self {
+            ModelKind::Embedding => "an embedding model",
+            ModelKind::Reranker => "a reranker",
+        }
+    }
+}
+
 /// How token vectors become one sentence vector.
-#[derive(Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum Pooling {
     /// Mean of the token vectors, weighted by the attention mask.
+    #[default]
     Mean,
     /// The first token's vector (`[CLS]`), as BGE models use.
     Cls,
@@ -49,14 +71,24 @@ pub struct FileSpec {
     pub sha256: String,
 }
 
-/// `models/<id>.json`: an ONNX sentence-embedding model.
+/// `models/<id>.json`: an ONNX sentence-embedding model, or a cross-encoder
+/// that scores (question, passage) pairs.
 #[derive(Deserialize, Clone, Debug)]
 pub struct Manifest {
     pub id: String,
     #[serde(default)]
     pub description: String,
+    /// Absent: an embedding model.
+    #[serde(default)]
+    pub kind: ModelKind,
+    /// The vectors' length (embedding models).
+    #[serde(default)]
     pub dims: usize,
+    /// Embedding models; absent: mean.
+    #[serde(default)]
     pub pooling: Pooling,
+    /// Embedding models; absent: true.
+    #[serde(default = "yes")]
     pub normalize: bool,
     /// Longer inputs are truncated to this many tokens (special tokens included).
     pub max_tokens: usize,
@@ -67,7 +99,8 @@ pub struct Manifest {
     #[serde(default)]
     pub document_prefix: String,
     pub inputs: InputNames,
-    /// The output tensor: `[batch, tokens, dims]`, or `[batch, dims]` with pooling "none".
+    /// The output tensor: `[batch, tokens, dims]`, or `[batch, dims]` with
+    /// pooling "none"; a reranker's scores, `[batch]` or `[batch, 1]`.
     pub output: String,
     /// Name (in `files`) of the ONNX model.
     pub model: String,
@@ -77,6 +110,10 @@ pub struct Manifest {
     /// Where the manifest was read from (set on load).
     #[serde(skip)]
     pub models_dir: PathBuf,
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// `models/onnxruntime.json`: the runtime library.
@@ -122,11 +159,27 @@ impl Manifest {
     }
 
     fn check(&self) -> anyhow::Result<()> {
-        if self.dims == 0 || self.max_tokens < 2 {
-            bail!("model {}: dims and max_tokens must be positive", self.id);
+        if self.max_tokens < 2 {
+            bail!("model {}: max_tokens must be at least 2", self.id);
+        }
+        if self.kind == ModelKind::Embedding && self.dims == 0 {
+            bail!("model {}: an embedding model needs positive dims", self.id);
         }
         self.spec(&self.model)?;
         self.spec(&self.tokenizer)?;
+        Ok(())
+    }
+
+    /// Refuses a model of another kind (a reranker given as the embedding model).
+    pub fn expect_kind(&self, kind: ModelKind) -> anyhow::Result<()> {
+        if self.kind != kind {
+            bail!(
+                "model {} is {}, not {}",
+                self.id,
+                self.kind.name(),
+                kind.name()
+            );
+        }
         Ok(())
     }
 

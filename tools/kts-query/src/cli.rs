@@ -15,8 +15,8 @@ use crate::federation::RootSearcher;
 use crate::output::{self, BatchHit, write_text};
 use crate::rank::confidence::answer_confidence;
 use crate::{
-    Fusion, MIN_FILTERED, Mode, ModelChoice, OutputFormat, Request, Reranker, Searcher, Step,
-    evidence, federation, ledger,
+    Fusion, MIN_FILTERED, Mode, ModelChoice, OutputFormat, Request, RerankBy, Reranker, Searcher,
+    Step, evidence, federation, ledger,
 };
 
 const ABOUT: &str =
@@ -48,6 +48,9 @@ yours (a cross-encoder, an LLM): one JSON line per candidate on its stdin
 {\"id\", \"score\"}); the order becomes (1 - W) x fused + W x its score, both
 scaled to [0, 1] (W: --rerank-weight). A command that fails, answers wrongly
 or takes longer than --rerank-timeout leaves the fused order, with a warning.
+--rerank-model ID does the same in-process with a cross-encoder ONNX model
+(a models/ID.json manifest with \"kind\": \"reranker\", fetched by
+models/fetch; or the manifest's path), reading the title and text of each.
 Each hit has a confidence (the probability it is relevant);
 --min-confidence P drops those below P. --ledger appends a kts.ledger/1
 record per query to DIR/.kts/ledger.jsonl.
@@ -179,15 +182,20 @@ pub struct Args {
 
     /// A command (run with sh -c) that scores the best candidates again: it
     /// reads one JSON line per candidate and prints one score per line.
-    #[arg(long, value_name = "CMD")]
+    #[arg(long, value_name = "CMD", group = "reranker")]
     pub rerank_cmd: Option<String>,
 
-    /// How many of the best fused chunks the --rerank-cmd scores.
-    #[arg(long, value_name = "N", default_value_t = 30, requires = "rerank_cmd", value_parser = clap::value_parser!(u32).range(2..=1000))]
+    /// A cross-encoder that scores the best candidates again: the id of a
+    /// "kind": "reranker" manifest in the models folder, or its file.
+    #[arg(long, value_name = "ID|FILE", group = "reranker")]
+    pub rerank_model: Option<String>,
+
+    /// How many of the best fused chunks the reranker scores.
+    #[arg(long, value_name = "N", default_value_t = 30, requires = "reranker", value_parser = clap::value_parser!(u32).range(2..=1000))]
     pub rerank_top: u32,
 
-    /// The --rerank-cmd's share of the final score (the fused score has the rest).
-    #[arg(long, value_name = "SHARE", default_value_t = 0.5, requires = "rerank_cmd", value_parser = probability)]
+    /// The reranker's share of the final score (the fused score has the rest).
+    #[arg(long, value_name = "SHARE", default_value_t = 0.5, requires = "reranker", value_parser = probability)]
     pub rerank_weight: f64,
 
     /// Seconds the --rerank-cmd has per question; then the fused order stands.
@@ -284,13 +292,28 @@ impl Args {
             min_confidence: self.min_confidence,
             max_scopes: self.max_scopes,
             budget: self.budget,
-            reranker: self.rerank_cmd.as_ref().map(|command| Reranker {
-                command: command.clone(),
-                top: self.rerank_top as usize,
-                weight: self.rerank_weight,
-                timeout: std::time::Duration::from_secs(self.rerank_timeout.into()),
-            }),
+            reranker: self.reranker(),
         }
+    }
+
+    fn reranker(&self) -> Option<Reranker> {
+        let by = match (&self.rerank_cmd, &self.rerank_model) {
+            (Some(command), _) => RerankBy::Command {
+                command: command.clone(),
+                timeout: std::time::Duration::from_secs(self.rerank_timeout.into()),
+            },
+            (None, Some(model)) => RerankBy::Model {
+                model: model.clone(),
+                models_dir: self.models.clone(),
+                threads: self.threads.map_or_else(default_threads, usize::from),
+            },
+            (None, None) => return None,
+        };
+        Some(Reranker {
+            by,
+            top: self.rerank_top as usize,
+            weight: self.rerank_weight,
+        })
     }
 
     /// The model the flags choose; loaded for a quick start unless --batch.
@@ -307,6 +330,9 @@ impl Args {
 pub fn run(args: Args) -> anyhow::Result<Exit> {
     let messages = Messages::new("kts-query").quiet(args.quiet);
     let mut out = JsonlWriter::new();
+    if let Some(reranker) = args.reranker() {
+        reranker.by.prepare()?;
+    }
     if federation::is_root(&args.dir) {
         run_root(&args, &messages, &mut out)?;
         out.flush()?;

@@ -32,7 +32,7 @@ pub use kts_store::scope_slug;
 pub use output::{BatchHit, write_text};
 pub use pool::SearcherPool;
 pub use rank::fuse::{Fused, Fusion, RRF_K, fuse, top_k};
-pub use rank::rerank::Reranker;
+pub use rank::rerank::{RerankBy, Reranker};
 pub use rank::signals::{WEIGHTS, Weights};
 pub use request::Request;
 pub use searcher::Searcher;

@@ -401,11 +401,11 @@ impl Searcher {
         let hits = self.store.fetch_hits(&rowids)?;
         let detail = match reranker.rerank(question, fused, &hits) {
             Ok(0) => "not run: fewer than 2 candidates".to_string(),
-            Ok(scored) => format!("{scored} candidates scored by {:?}", reranker.command),
+            Ok(scored) => format!("{scored} candidates scored by {}", reranker.by),
             Err(why) => {
                 let warning = format!(
-                    "the reranker {:?}: {why}; the fused order stands",
-                    reranker.command
+                    "the reranker ({}): {why}; the fused order stands",
+                    reranker.by
                 );
                 Messages::new("kts-query").quiet(self.quiet).warn(&warning);
                 warning

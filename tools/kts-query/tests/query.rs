@@ -285,6 +285,119 @@ fn a_reranker_reorders_the_best_candidates_and_sees_each_one() {
     assert_eq!(paths(&none), paths(&fused));
 }
 
+/// A scope about water birds, in the words the tiny test reranker knows.
+fn bird_scope() -> &'static Path {
+    static SCOPE: OnceLock<PathBuf> = OnceLock::new();
+    SCOPE.get_or_init(|| {
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("kts-query-birds");
+        let docs: &[(&str, &str, &str)] = &[
+            (
+                "pond.md",
+                "GUIDE",
+                "# The pond\n\nThe pond and the water of the pond: pond birds on the pond.",
+            ),
+            (
+                "duck.md",
+                "GUIDE",
+                "# Birds\n\nA duck on the pond, and a duck and a goose.",
+            ),
+            (
+                "goose.md",
+                "GUIDE",
+                "# Water\n\nA goose of the pond and a swan.",
+            ),
+        ];
+        common::index_scope(&dir, docs);
+        dir
+    })
+}
+
+#[test]
+fn a_reranker_model_scores_the_candidates_in_process() {
+    let models = tempfile::tempdir().unwrap();
+    let manifest = kts_tests::tiny_reranker::write_models_dir(models.path());
+    let question = "pond water";
+    // By the manifest's path; the tiny model scores "duck" 1 and "goose" 0.5.
+    let records = ok(
+        bird_scope(),
+        &[
+            question,
+            "--rerank-model",
+            manifest.to_str().unwrap(),
+            "--rerank-weight",
+            "1",
+            "--explain",
+        ],
+        "",
+    );
+    let (plan, hits) = records.split_first().unwrap();
+    assert_eq!(paths(hits), ["duck.md", "goose.md", "pond.md"]);
+    let score = |hit: &Value| hit["signals"]["rerank"]["score"].as_f64().unwrap();
+    // The title is read with the text: "Birds" and "Water" count for nothing.
+    assert_eq!(
+        [score(&hits[0]), score(&hits[1]), score(&hits[2])],
+        [2.5, 0.5, 0.0]
+    );
+    assert!(
+        plan["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n["step"] == "rerank"
+                && n["detail"]
+                    == format!("3 candidates scored by the model {}", manifest.display())),
+        "{plan:#}"
+    );
+    // By its id in the models folder, with weight 0: the fused order.
+    let fused = ok(bird_scope(), &[question, "--mode", "bm25"], "");
+    assert_ne!(paths(&fused)[0], "duck.md");
+    let by_id = kts_tests::run_jsonl(
+        Path::new(env!("CARGO_BIN_EXE_kts-query")),
+        &[
+            bird_scope().to_str().unwrap(),
+            question,
+            "--mode",
+            "bm25",
+            "--models",
+            models.path().to_str().unwrap(),
+            "--rerank-model",
+            kts_tests::tiny_reranker::ID,
+            "--rerank-weight",
+            "0",
+        ],
+        b"",
+    );
+    assert!(by_id.0.status.success(), "{:?}", by_id.0);
+    assert_eq!(paths(&by_id.1), paths(&fused));
+    for hit in &by_id.1 {
+        let expected = match hit["path"].as_str().unwrap() {
+            "duck.md" => 2.5,
+            "goose.md" => 0.5,
+            _ => 0.0,
+        };
+        assert_eq!(score(hit), expected, "{hit}");
+    }
+}
+
+#[test]
+fn a_reranker_model_that_cannot_be_loaded_is_a_usage_error() {
+    for (model, why) in [
+        ("no-such-reranker", "no model manifest"),
+        (
+            kts_embed::DEFAULT_MODEL,
+            "is an embedding model, not a reranker",
+        ),
+    ] {
+        let (output, records) = query(bird_scope(), &["pond", "--rerank-model", model], "");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{model}: {stderr}");
+        assert!(
+            records.is_empty() && stderr.contains(why),
+            "{model}: {stderr}"
+        );
+    }
+}
+
 #[test]
 fn a_failing_slow_or_wrong_reranker_leaves_the_fused_order_with_a_warning() {
     let question = "where can I leave my car";

@@ -1,14 +1,22 @@
-//! Reranking by an outside command: the best fused candidates go to it as
-//! JSON lines, it answers one score per candidate, and the final order blends
-//! its scores with the fused ones. Any failure (the command missing, failing,
-//! slow, or answering the wrong number of scores) leaves the fused order and
-//! is reported, never fatal: a reranker improves an answer, it does not gate it.
+//! Reranking: the best fused candidates are scored again, by an outside
+//! command (they go to it as JSON lines, it answers one score per candidate)
+//! or by a cross-encoder model (a `"kind": "reranker"` manifest, run
+//! in-process through ONNX Runtime), and the final order blends those scores
+//! with the fused ones. Any failure (the command missing, failing, slow, or
+//! answering the wrong number of scores; the model failing) leaves the fused
+//! order and is reported, never fatal: a reranker improves an answer, it does
+//! not gate it.
 
 use std::collections::HashMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::{Arc, LazyLock, Mutex};
 use std::time::Duration;
 
+use anyhow::Context;
 use kts_cli::child::{self, ChildError};
+use kts_embed::CrossEncoder;
 use kts_store::{Hit, Scored};
 use serde::Serialize;
 use serde_json::Value;
@@ -18,16 +26,94 @@ use crate::rank::fuse::Fused;
 /// The most a reranker may print: far more than scores need.
 const MAX_OUTPUT_BYTES: usize = 16 << 20;
 
-/// A reranking command and how its scores are used.
+/// A reranker and how its scores are used.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Reranker {
-    /// Run with `sh -c`.
-    pub command: String,
+    pub by: RerankBy,
     /// How many of the best fused chunks it scores.
     pub top: usize,
     /// Its share of the final score, in [0, 1]; the fused score has the rest.
     pub weight: f64,
-    pub timeout: Duration,
+}
+
+/// What scores the candidates.
+#[derive(Clone, Debug, PartialEq)]
+pub enum RerankBy {
+    /// A command, run with `sh -c`, and the time it has per question.
+    Command { command: String, timeout: Duration },
+    /// A cross-encoder: a manifest's id in the models folder (`None`: the
+    /// project's), or the path of a manifest file.
+    Model {
+        model: String,
+        models_dir: Option<PathBuf>,
+        threads: usize,
+    },
+}
+
+impl fmt::Display for RerankBy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RerankBy::Command { command, .. } => write!(f, "the command {command:?}"),
+            RerankBy::Model { model, .. } => write!(f, "the model {model}"),
+        }
+    }
+}
+
+/// The cross-encoders this process has loaded, by manifest path: a model is
+/// loaded once however many questions, scopes and threads use it.
+static LOADED: LazyLock<Mutex<HashMap<PathBuf, Arc<Mutex<CrossEncoder>>>>> =
+    LazyLock::new(Mutex::default);
+
+impl RerankBy {
+    /// Loads the model (once per process); a command needs nothing. An
+    /// error here is the user's to fix (a wrong id, files not fetched).
+    pub fn prepare(&self) -> anyhow::Result<()> {
+        self.cross_encoder().map(|_| ())
+    }
+
+    fn cross_encoder(&self) -> anyhow::Result<Option<Arc<Mutex<CrossEncoder>>>> {
+        let RerankBy::Model {
+            model,
+            models_dir,
+            threads,
+        } = self
+        else {
+            return Ok(None);
+        };
+        let manifest = manifest_path(model, models_dir.as_deref())?;
+        let mut loaded = LOADED.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(encoder) = loaded.get(&manifest) {
+            return Ok(Some(encoder.clone()));
+        }
+        let encoder = CrossEncoder::load_manifest(&manifest, *threads)
+            .with_context(|| format!("loading the reranker {model}"))?;
+        let encoder = Arc::new(Mutex::new(encoder));
+        loaded.insert(manifest, encoder.clone());
+        Ok(Some(encoder))
+    }
+}
+
+/// A manifest file named by its path, or by its id in the models folder.
+fn manifest_path(model: &str, models_dir: Option<&Path>) -> anyhow::Result<PathBuf> {
+    if model.ends_with(".json") || model.contains('/') {
+        return Ok(PathBuf::from(model));
+    }
+    let dir = match models_dir {
+        Some(dir) => dir.to_path_buf(),
+        None => kts_embed::default_models_dir().context(
+            "no models folder found next to the executable: pass --models DIR, \
+             or the reranker's manifest file",
+        )?,
+    };
+    let path = dir.join(format!("{model}.json"));
+    if !path.is_file() {
+        anyhow::bail!(
+            "no model manifest {} (known models: {})",
+            path.display(),
+            kts_embed::known_models(&dir).join(", ")
+        );
+    }
+    Ok(path)
 }
 
 /// One candidate as the command reads it.
@@ -63,25 +149,14 @@ impl Reranker {
         if candidates.len() < 2 {
             return Ok(0);
         }
-        let mut input = Vec::new();
-        for (f, hit) in &candidates {
-            let candidate = Candidate {
-                query: question,
-                id: &hit.chunk_id,
-                path: &hit.path,
-                title: &hit.title,
-                heading_path: &hit.heading_path,
-                text: &hit.text,
-                score: f.score,
-            };
-            serde_json::to_writer(&mut input, &candidate).map_err(|e| e.to_string())?;
-            input.push(b'\n');
-        }
-        let ids: Vec<&str> = candidates
-            .iter()
-            .map(|(_, h)| h.chunk_id.as_str())
-            .collect();
-        let scores = self.scores(input, &ids)?;
+        let scores = match &self.by {
+            RerankBy::Command { command, timeout } => {
+                command_scores(command, *timeout, question, &candidates)?
+            }
+            RerankBy::Model { .. } => self
+                .model_scores(question, &candidates)
+                .map_err(|e| format!("{e:#}"))?,
+        };
         let reranked: HashMap<i64, f64> = candidates
             .iter()
             .zip(scores)
@@ -91,34 +166,80 @@ impl Reranker {
         Ok(reranked.len())
     }
 
-    /// The command's scores for the candidates `ids`, in their order.
-    fn scores(&self, input: Vec<u8>, ids: &[&str]) -> Result<Vec<f64>, String> {
-        let mut command = Command::new("sh");
-        command.arg("-c").arg(&self.command);
-        let output = child::output_fed(&mut command, Some(input), self.timeout, MAX_OUTPUT_BYTES)
-            .map_err(|e| match e {
-            ChildError::NotFound(e) => format!("cannot run sh: {e}"),
-            ChildError::TimedOut => format!("no answer within {:?}", self.timeout),
-            ChildError::Failed(why) => format!("it failed ({why})"),
-        })?;
-        let text = String::from_utf8_lossy(&output);
-        let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-        if lines.len() != ids.len() {
-            return Err(format!(
-                "it answered {} scores for {} candidates",
-                lines.len(),
-                ids.len()
-            ));
+    /// The model's scores for the candidates, in their order.
+    fn model_scores(
+        &self,
+        question: &str,
+        candidates: &[(&Fused, &Hit)],
+    ) -> anyhow::Result<Vec<f64>> {
+        let encoder = self.by.cross_encoder()?.context("not a model")?;
+        let mut encoder = encoder.lock().unwrap_or_else(|e| e.into_inner());
+        let passages: Vec<String> = candidates.iter().map(|(_, hit)| passage(hit)).collect();
+        let passages: Vec<&str> = passages.iter().map(String::as_str).collect();
+        let scores = encoder.score(question, &passages)?;
+        if let Some(bad) = scores.iter().find(|s| !s.is_finite()) {
+            anyhow::bail!("it gave a score of {bad}");
         }
-        lines
-            .iter()
-            .zip(ids)
-            .enumerate()
-            .map(|(i, (line, id))| {
-                parse_score(line, id).map_err(|why| format!("line {}: {why}", i + 1))
-            })
-            .collect()
+        Ok(scores.into_iter().map(f64::from).collect())
     }
+}
+
+/// What a cross-encoder reads of a chunk: its document's title, then its text.
+fn passage(hit: &Hit) -> String {
+    if hit.title.is_empty() || hit.text.starts_with(&hit.title) {
+        hit.text.clone()
+    } else {
+        format!("{}\n{}", hit.title, hit.text)
+    }
+}
+
+/// A command's scores for the candidates, in their order.
+fn command_scores(
+    command: &str,
+    timeout: Duration,
+    question: &str,
+    candidates: &[(&Fused, &Hit)],
+) -> Result<Vec<f64>, String> {
+    let mut input = Vec::new();
+    for (f, hit) in candidates {
+        let candidate = Candidate {
+            query: question,
+            id: &hit.chunk_id,
+            path: &hit.path,
+            title: &hit.title,
+            heading_path: &hit.heading_path,
+            text: &hit.text,
+            score: f.score,
+        };
+        serde_json::to_writer(&mut input, &candidate).map_err(|e| e.to_string())?;
+        input.push(b'\n');
+    }
+    let mut child = Command::new("sh");
+    child.arg("-c").arg(command);
+    let output = child::output_fed(&mut child, Some(input), timeout, MAX_OUTPUT_BYTES).map_err(
+        |e| match e {
+            ChildError::NotFound(e) => format!("cannot run sh: {e}"),
+            ChildError::TimedOut => format!("no answer within {timeout:?}"),
+            ChildError::Failed(why) => format!("it failed ({why})"),
+        },
+    )?;
+    let text = String::from_utf8_lossy(&output);
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    if lines.len() != candidates.len() {
+        return Err(format!(
+            "it answered {} scores for {} candidates",
+            lines.len(),
+            candidates.len()
+        ));
+    }
+    lines
+        .iter()
+        .zip(candidates)
+        .enumerate()
+        .map(|(i, (line, (_, hit)))| {
+            parse_score(line, &hit.chunk_id).map_err(|why| format!("line {}: {why}", i + 1))
+        })
+        .collect()
 }
 
 /// A score line: a number, or an object with a numeric `score` (and, if it
