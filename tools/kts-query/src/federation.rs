@@ -3,7 +3,8 @@
 //! the scopes; otherwise a question naming a scope's slug goes to it, and any
 //! other fans out to every scope, in parallel, up to `--max-scopes`. The
 //! scopes' hits are merged by RRF (ties: the more confident first), each
-//! naming its scope; a scope that fails is reported and skipped.
+//! naming its scope, then reranked once if the request has a reranker; a
+//! scope that fails is reported and skipped.
 
 use std::path::{Path, PathBuf};
 
@@ -474,7 +475,12 @@ pub fn search_routed(
         Some(given) => Some(given),
         None => embed_question(pool.model(), request, route, messages)?,
     };
-    let scope_request = scope_request(request, route);
+    let mut scope_request = scope_request(request, route);
+    // A reranker runs once, over the merged hits (its scores mean the same
+    // in every scope): each scope sends enough of its best for it.
+    if let Some(reranker) = scope_request.reranker.take() {
+        scope_request.top_k = scope_request.top_k.max(reranker.top);
+    }
     let results = in_parallel(&route.scopes, |scope| {
         let quiet = Messages::new("kts-query").quiet(true);
         pool.with(&scope.path, &scope_request, &quiet, |searcher| {
@@ -493,7 +499,20 @@ pub fn search_routed(
     if lists.is_empty() && !route.scopes.is_empty() {
         anyhow::bail!("no scope could be searched (see the warnings above)");
     }
-    let mut hits = merge(lists, request.top_k);
+    let mut hits = match &request.reranker {
+        Some(reranker) => {
+            let mut hits = merge(lists, request.top_k.max(reranker.top));
+            if let Err(why) = reranker.rerank_records(&route.question, &mut hits) {
+                messages.warn(&format!(
+                    "the reranker ({}): {why}; the merged order stands",
+                    reranker.by
+                ));
+            }
+            hits.truncate(request.top_k);
+            hits
+        }
+        None => merge(lists, request.top_k),
+    };
     if let Some(min) = request.min_confidence {
         request.keep_confident(&mut hits);
         if hits.is_empty() {

@@ -158,6 +158,42 @@ fn other_questions_fan_out_and_name_each_hit_s_scope() {
 }
 
 #[test]
+fn a_reranker_orders_the_merged_hits_of_every_scope_once() {
+    let seen = tempfile::tempdir().unwrap();
+    let (runs, given) = (seen.path().join("runs"), seen.path().join("given"));
+    // Scores a candidate by whether it names the 18th, and notes each run.
+    let command = format!(
+        "echo run >> {}; tee {} | awk '{{print gsub(/18th/, 0)}}'",
+        runs.display(),
+        given.display()
+    );
+    let question = "Determination Date agreement";
+    let fused = hits(question, "");
+    assert_eq!(scopes_of(&fused).len(), 3, "every scope answers: {fused:?}");
+    let reranked = hits(
+        question,
+        &format!("--rerank-cmd \"{command}\" --rerank-weight 1"),
+    );
+    assert_eq!(std::fs::read_to_string(&runs).unwrap(), "run\n");
+    assert_eq!(reranked[0]["scope"], "bear_stearns_2006_he2");
+    assert!(reranked[0]["signals"]["rerank"]["score"].as_f64().unwrap() >= 1.0);
+    let ranks: Vec<u64> = reranked
+        .iter()
+        .map(|h| h["rank"].as_u64().unwrap())
+        .collect();
+    assert_eq!(ranks, (1..=reranked.len() as u64).collect::<Vec<_>>());
+    let given: Vec<Value> = std::fs::read_to_string(&given)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let mut scopes: Vec<&str> = given.iter().map(|c| c["scope"].as_str().unwrap()).collect();
+    scopes.sort();
+    scopes.dedup();
+    assert_eq!(scopes.len(), 3, "one run saw the candidates of every scope");
+}
+
+#[test]
 fn too_many_scopes_or_an_unknown_one_is_a_usage_error() {
     let (output, _) = ask(root(), "determination date", "--max-scopes 2");
     assert_eq!(output.status.code(), Some(2));

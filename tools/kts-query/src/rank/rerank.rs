@@ -17,6 +17,7 @@ use std::time::Duration;
 use anyhow::Context;
 use kts_cli::child::{self, ChildError};
 use kts_embed::CrossEncoder;
+use kts_record::{HitRecord, Signal};
 use kts_store::{Hit, Scored};
 use serde::Serialize;
 use serde_json::Value;
@@ -116,11 +117,14 @@ fn manifest_path(model: &str, models_dir: Option<&Path>) -> anyhow::Result<PathB
     Ok(path)
 }
 
-/// One candidate as the command reads it.
+/// One candidate as the reranker reads it (a command, as a JSON line).
 #[derive(Serialize)]
 struct Candidate<'a> {
     query: &'a str,
     id: &'a str,
+    /// Over a knowledge root: the hit's scope.
+    #[serde(skip_serializing_if = "str::is_empty")]
+    scope: &'a str,
     path: &'a str,
     title: &'a str,
     heading_path: &'a [String],
@@ -128,9 +132,20 @@ struct Candidate<'a> {
     score: f64,
 }
 
+impl Candidate<'_> {
+    /// What a cross-encoder reads: the document's title, then the text.
+    fn passage(&self) -> String {
+        if self.title.is_empty() || self.text.starts_with(self.title) {
+            self.text.to_string()
+        } else {
+            format!("{}\n{}", self.title, self.text)
+        }
+    }
+}
+
 impl Reranker {
     /// Reorders the first `top` of `fused` (best first, `hits` holding their
-    /// text) by the blend of the command's scores and the fused ones; the
+    /// text) by the blend of the reranker's scores and the fused ones; the
     /// rest follow. Returns how many it scored (none when there are fewer
     /// than two: one order is as good as another), or what went wrong,
     /// leaving `fused` as it was.
@@ -142,40 +157,114 @@ impl Reranker {
     ) -> Result<usize, String> {
         let by_rowid: HashMap<i64, &Hit> = hits.iter().map(|h| (h.rowid, h)).collect();
         let count = fused.len().min(self.top);
-        let candidates: Vec<(&Fused, &Hit)> = fused[..count]
+        let seen: Vec<(usize, &Hit)> = fused[..count]
             .iter()
-            .filter_map(|f| Some((f, *by_rowid.get(&f.rowid)?)))
+            .enumerate()
+            .filter_map(|(i, f)| Some((i, *by_rowid.get(&f.rowid)?)))
             .collect();
-        if candidates.len() < 2 {
+        let candidates: Vec<Candidate> = seen
+            .iter()
+            .map(|&(i, hit)| Candidate {
+                query: question,
+                id: &hit.chunk_id,
+                scope: "",
+                path: &hit.path,
+                title: &hit.title,
+                heading_path: &hit.heading_path,
+                text: &hit.text,
+                score: fused[i].score,
+            })
+            .collect();
+        let Some(scores) = self.scores(&candidates)? else {
             return Ok(0);
+        };
+        let mut reranked = vec![None; fused.len()];
+        for (&(i, _), score) in seen.iter().zip(scores) {
+            reranked[i] = Some(score);
+        }
+        let fused_scores: Vec<f64> = fused.iter().map(|f| f.score).collect();
+        let blended = blend(&fused_scores, &reranked, self.weight);
+        for ((f, score), raw) in fused.iter_mut().zip(blended).zip(&reranked) {
+            f.score = score;
+            if let Some(raw) = *raw {
+                let signal = Scored {
+                    rowid: f.rowid,
+                    score: raw,
+                    rank: 0,
+                };
+                f.signals.insert("rerank".to_string(), signal);
+            }
+        }
+        fused.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.rowid.cmp(&b.rowid)));
+        Ok(seen.len())
+    }
+
+    /// The same over hits merged from several scopes (their `score` the
+    /// merged one), so that the reranker's scores, which mean the same in
+    /// every scope, order them all; ranks are numbered again.
+    pub fn rerank_records(&self, question: &str, hits: &mut [HitRecord]) -> Result<usize, String> {
+        let count = hits.len().min(self.top);
+        let candidates: Vec<Candidate> = hits[..count]
+            .iter()
+            .map(|hit| Candidate {
+                query: question,
+                id: &hit.chunk_id,
+                scope: &hit.scope,
+                path: &hit.path,
+                title: &hit.title,
+                heading_path: &hit.heading_path,
+                text: &hit.text,
+                score: hit.score,
+            })
+            .collect();
+        let Some(scores) = self.scores(&candidates)? else {
+            return Ok(0);
+        };
+        let mut reranked: Vec<Option<f64>> = scores.into_iter().map(Some).collect();
+        reranked.resize(hits.len(), None);
+        let merged: Vec<f64> = hits.iter().map(|h| h.score).collect();
+        let blended = blend(&merged, &reranked, self.weight);
+        for ((hit, score), raw) in hits.iter_mut().zip(blended).zip(&reranked) {
+            hit.score = score;
+            if let Some(raw) = *raw {
+                let signal = Signal {
+                    rank: None,
+                    score: raw,
+                };
+                hit.signals.insert("rerank".to_string(), signal);
+            }
+        }
+        hits.sort_by(|a, b| b.score.total_cmp(&a.score));
+        for (i, hit) in hits.iter_mut().enumerate() {
+            hit.rank = i + 1;
+        }
+        Ok(count)
+    }
+
+    /// The reranker's scores for the candidates, in their order; none for
+    /// fewer than two.
+    fn scores(&self, candidates: &[Candidate]) -> Result<Option<Vec<f64>>, String> {
+        if candidates.len() < 2 {
+            return Ok(None);
         }
         let scores = match &self.by {
             RerankBy::Command { command, timeout } => {
-                command_scores(command, *timeout, question, &candidates)?
+                command_scores(command, *timeout, candidates)?
             }
             RerankBy::Model { .. } => self
-                .model_scores(question, &candidates)
+                .model_scores(candidates)
                 .map_err(|e| format!("{e:#}"))?,
         };
-        let reranked: HashMap<i64, f64> = candidates
-            .iter()
-            .zip(scores)
-            .map(|((f, _), score)| (f.rowid, score))
-            .collect();
-        blend(fused, &reranked, self.weight);
-        Ok(reranked.len())
+        Ok(Some(scores))
     }
 
     /// The model's scores for the candidates, in their order.
-    fn model_scores(
-        &self,
-        question: &str,
-        candidates: &[(&Fused, &Hit)],
-    ) -> anyhow::Result<Vec<f64>> {
+    fn model_scores(&self, candidates: &[Candidate]) -> anyhow::Result<Vec<f64>> {
         let encoder = self.by.cross_encoder()?.context("not a model")?;
         let mut encoder = encoder.lock().unwrap_or_else(|e| e.into_inner());
-        let passages: Vec<String> = candidates.iter().map(|(_, hit)| passage(hit)).collect();
+        let passages: Vec<String> = candidates.iter().map(Candidate::passage).collect();
         let passages: Vec<&str> = passages.iter().map(String::as_str).collect();
+        let question = candidates.first().map_or("", |c| c.query);
         let scores = encoder.score(question, &passages)?;
         if let Some(bad) = scores.iter().find(|s| !s.is_finite()) {
             anyhow::bail!("it gave a score of {bad}");
@@ -184,34 +273,15 @@ impl Reranker {
     }
 }
 
-/// What a cross-encoder reads of a chunk: its document's title, then its text.
-fn passage(hit: &Hit) -> String {
-    if hit.title.is_empty() || hit.text.starts_with(&hit.title) {
-        hit.text.clone()
-    } else {
-        format!("{}\n{}", hit.title, hit.text)
-    }
-}
-
 /// A command's scores for the candidates, in their order.
 fn command_scores(
     command: &str,
     timeout: Duration,
-    question: &str,
-    candidates: &[(&Fused, &Hit)],
+    candidates: &[Candidate],
 ) -> Result<Vec<f64>, String> {
     let mut input = Vec::new();
-    for (f, hit) in candidates {
-        let candidate = Candidate {
-            query: question,
-            id: &hit.chunk_id,
-            path: &hit.path,
-            title: &hit.title,
-            heading_path: &hit.heading_path,
-            text: &hit.text,
-            score: f.score,
-        };
-        serde_json::to_writer(&mut input, &candidate).map_err(|e| e.to_string())?;
+    for candidate in candidates {
+        serde_json::to_writer(&mut input, candidate).map_err(|e| e.to_string())?;
         input.push(b'\n');
     }
     let mut child = Command::new("sh");
@@ -236,8 +306,8 @@ fn command_scores(
         .iter()
         .zip(candidates)
         .enumerate()
-        .map(|(i, (line, (_, hit)))| {
-            parse_score(line, &hit.chunk_id).map_err(|why| format!("line {}: {why}", i + 1))
+        .map(|(i, (line, candidate))| {
+            parse_score(line, candidate.id).map_err(|why| format!("line {}: {why}", i + 1))
         })
         .collect()
 }
@@ -264,10 +334,11 @@ fn parse_score(line: &str, id: &str) -> Result<f64, String> {
         .ok_or_else(|| format!("{line:?} holds no finite score"))
 }
 
-/// Orders `fused` by (1 − weight) × its fused score + weight × the reranker's,
-/// each scaled to [0, 1] over the reranked candidates; a chunk the reranker did
-/// not see counts as given its lowest score, so it stays below those it did.
-fn blend(fused: &mut [Fused], reranked: &HashMap<i64, f64>, weight: f64) {
+/// The blended scores: (1 − weight) × the fused score + weight × the
+/// reranker's, each scaled to [0, 1] over the reranked candidates; one the
+/// reranker did not see counts as given its lowest score, so it stays below
+/// those it did.
+fn blend(fused: &[f64], reranked: &[Option<f64>], weight: f64) -> Vec<f64> {
     let scale = |values: &mut dyn Iterator<Item = f64>| {
         let (low, high) = values.fold((f64::MAX, f64::MIN), |(l, h), v| (l.min(v), h.max(v)));
         move |v: f64| {
@@ -281,65 +352,40 @@ fn blend(fused: &mut [Fused], reranked: &HashMap<i64, f64>, weight: f64) {
     let in_fused = scale(
         &mut fused
             .iter()
-            .filter(|f| reranked.contains_key(&f.rowid))
-            .map(|f| f.score),
+            .zip(reranked)
+            .filter(|(_, r)| r.is_some())
+            .map(|(f, _)| *f),
     );
-    let in_reranker = scale(&mut reranked.values().copied());
-    for f in fused.iter_mut() {
-        let rerank = reranked.get(&f.rowid).map_or(0.0, |&s| in_reranker(s));
-        if let Some(&raw) = reranked.get(&f.rowid) {
-            f.signals.insert(
-                "rerank".to_string(),
-                Scored {
-                    rowid: f.rowid,
-                    score: raw,
-                    rank: 0,
-                },
-            );
-        }
-        f.score = (1.0 - weight) * in_fused(f.score) + weight * rerank;
-    }
-    fused.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.rowid.cmp(&b.rowid)));
+    let in_reranker = scale(&mut reranked.iter().flatten().copied());
+    fused
+        .iter()
+        .zip(reranked)
+        .map(|(&f, r)| (1.0 - weight) * in_fused(f) + weight * r.map_or(0.0, &in_reranker))
+        .collect()
 }
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeMap;
-
     use super::*;
 
-    fn fused(scores: &[(i64, f64)]) -> Vec<Fused> {
-        scores
-            .iter()
-            .map(|&(rowid, score)| Fused {
-                rowid,
-                score,
-                signals: BTreeMap::new(),
-            })
-            .collect()
-    }
-
-    fn order(fused: &[Fused]) -> Vec<i64> {
-        fused.iter().map(|f| f.rowid).collect()
+    /// The order (indexes, best first) the blended scores give.
+    fn order(scores: &[f64]) -> Vec<usize> {
+        let mut order: Vec<usize> = (0..scores.len()).collect();
+        order.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]).then(a.cmp(&b)));
+        order
     }
 
     #[test]
     fn the_blend_weighs_the_reranker_against_the_fused_order() {
-        let reranked: HashMap<i64, f64> = [(1, -3.0), (2, 5.0), (3, 1.0)].into();
-        let start = fused(&[(1, 2.0), (2, 1.5), (3, 1.0), (4, 0.9)]);
-        let mut all_reranker = start.clone();
-        blend(&mut all_reranker, &reranked, 1.0);
-        assert_eq!(order(&all_reranker), [2, 3, 1, 4]);
-        assert_eq!(all_reranker[0].signals["rerank"].score, 5.0);
-        let mut none = start.clone();
-        blend(&mut none, &reranked, 0.0);
-        assert_eq!(order(&none), [1, 2, 3, 4]);
-        // Half and half: 2 gets 0.5 × 0.5 + 0.5 × 1, 1 gets 0.5 × 1 + 0.
-        let mut half = start;
-        blend(&mut half, &reranked, 0.5);
-        assert_eq!(order(&half), [2, 1, 3, 4]);
-        assert!((half[0].score - 0.75).abs() < 1e-12);
-        assert!(half[3].score < half[2].score, "the unseen chunk stays last");
+        let fused = [2.0, 1.5, 1.0, 0.9];
+        let reranked = [Some(-3.0), Some(5.0), Some(1.0), None];
+        assert_eq!(order(&blend(&fused, &reranked, 1.0)), [1, 2, 0, 3]);
+        assert_eq!(order(&blend(&fused, &reranked, 0.0)), [0, 1, 2, 3]);
+        // Half and half: the second gets 0.5 × 0.5 + 0.5 × 1, the first 0.5 × 1 + 0.
+        let half = blend(&fused, &reranked, 0.5);
+        assert_eq!(order(&half), [1, 0, 2, 3]);
+        assert!((half[1] - 0.75).abs() < 1e-12);
+        assert!(half[3] < half[2], "the unseen chunk stays last");
     }
 
     #[test]
