@@ -23,7 +23,7 @@ _kts__eval() {
 
     case "${cmd}" in
         kts__eval)
-            opts="-h -V --split --modes --work --keep --top-k --queries --json --reindex --any-build --chunk-size --chunk-overlap --steps --fit-confidence --query-arg --help --version"
+            opts="-h -V --split --modes --work --keep --top-k --queries --json --reindex --any-build --chunk-size --chunk-overlap --steps --fit-confidence --query-arg --embed-arg --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -62,6 +62,10 @@ _kts__eval() {
                     return 0
                     ;;
                 --query-arg)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --embed-arg)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -9,6 +9,7 @@ complete -c kts-eval -l json -d 'Write the JSON report to FILE instead of stdout
 complete -c kts-eval -l chunk-size -d 'Passed to kts-chunk as --size (target chunk size in characters)' -r
 complete -c kts-eval -l chunk-overlap -d 'Passed to kts-chunk as --overlap' -r
 complete -c kts-eval -l query-arg -d 'An extra argument for kts-query, e.g. --query-arg=--candidates=300 (repeatable)' -r
+complete -c kts-eval -l embed-arg -d 'An extra argument for kts-embed, e.g. --embed-arg=--model=ID to measure another model (repeatable); an index made with other ones is rebuilt' -r
 complete -c kts-eval -l keep -d 'Also keep the doc stream and kts-query\'s output in WORK'
 complete -c kts-eval -l reindex -d 'Rebuild the index even when WORK holds one that could be reused'
 complete -c kts-eval -l any-build -d 'Reuse WORK\'s index even when kts-chunk, kts-embed or kts-index were rebuilt since it was made (same corpus and chunking): for measuring query-side changes while the rest of the workspace relinks'

@@ -15,7 +15,7 @@
 # Needs models/fetch to have run. Python: $KTS_BENCH_PYTHON, else a venv made
 # once in ${TMPDIR:-/tmp}/kts-bench-venv (pip install onnxruntime==1.31.1
 # tokenizers numpy). Env: KTS_SHARED_DIR (default <repo>/../shared),
-# CARGO_TARGET_DIR, KTS_BENCH_REPS.
+# CARGO_TARGET_DIR, KTS_BENCH_REPS, KTS_BENCH_MODEL (the model both sides run).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -23,7 +23,7 @@ shared=${KTS_SHARED_DIR:-$root/../shared}
 target=${CARGO_TARGET_DIR:-$root/target}
 bin=$target/release
 models=$root/models
-model=all-minilm-l6-v2-int8
+model=${KTS_BENCH_MODEL:-all-minilm-l6-v2-int8}
 count=${1:-300}
 reps=${KTS_BENCH_REPS:-3}
 corpus=$shared/corpora/rust-rfcs

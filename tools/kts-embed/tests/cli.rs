@@ -6,7 +6,7 @@ use std::process::Output;
 
 use serde_json::{Value, json};
 
-const MODEL: &str = "all-minilm-l6-v2-int8";
+const MODEL: &str = kts_embed::DEFAULT_MODEL;
 
 fn models_dir() -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../models");

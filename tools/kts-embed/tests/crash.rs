@@ -58,13 +58,17 @@ fn sigkill_while_appending_to_the_cache_loses_nothing_whole() {
     let models = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models");
     assert!(
         models
-            .join("cache/all-minilm-l6-v2-int8/model.onnx")
+            .join("cache")
+            .join(kts_embed::DEFAULT_MODEL)
+            .join("model.onnx")
             .is_file(),
         "the model files are missing: run models/fetch first"
     );
     let scope = tempfile::tempdir().unwrap();
     let scope = scope.path();
-    let cache = scope.join(".kts/embeddings/all-minilm-l6-v2-int8.bin");
+    let cache = scope
+        .join(".kts/embeddings")
+        .join(format!("{}.bin", kts_embed::DEFAULT_MODEL));
     let started = Instant::now();
     let first = embeddings(kts_embed(&input(scope, 0)));
     let window = started.elapsed().as_millis() as u64;

@@ -130,6 +130,11 @@ pub struct Args {
     /// (repeatable).
     #[arg(long, value_name = "ARG", allow_hyphen_values = true)]
     pub query_arg: Vec<String>,
+
+    /// An extra argument for kts-embed, e.g. --embed-arg=--model=ID to measure
+    /// another model (repeatable); an index made with other ones is rebuilt.
+    #[arg(long, value_name = "ARG", allow_hyphen_values = true)]
+    pub embed_arg: Vec<String>,
 }
 
 /// The clap definition, for man pages and completions.
@@ -287,6 +292,11 @@ fn evaluate(
     let key = IndexKey {
         corpus_sha256: corpus_sha256.clone(),
         chunk_args,
+        embed_args: if embed {
+            args.embed_arg.clone()
+        } else {
+            Vec::new()
+        },
         embedded: embed,
         tools: pipeline::ingest_stages(embed)
             .into_iter()
@@ -324,7 +334,11 @@ fn evaluate(
             let tee = args.keep.then(|| work.join("docs.jsonl"));
             let embed_args = key.tools.get("kts-embed").map(|digest| {
                 let cache = work.join(pipeline::EMBED_CACHE).join(&digest[..16]);
-                vec!["--cache".to_string(), cache.to_string_lossy().into_owned()]
+                let cache = ["--cache".to_string(), cache.to_string_lossy().into_owned()];
+                cache
+                    .into_iter()
+                    .chain(key.embed_args.clone())
+                    .collect::<Vec<_>>()
             });
             let built = pipeline::build_index(
                 &tools,

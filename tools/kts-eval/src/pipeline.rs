@@ -84,6 +84,9 @@ pub struct IndexKey {
     pub corpus_sha256: String,
     /// Extra arguments given to kts-chunk.
     pub chunk_args: Vec<String>,
+    /// Extra arguments given to kts-embed (`--embed-arg`).
+    #[serde(default)]
+    pub embed_args: Vec<String>,
     /// Whether the chunks went through kts-embed (vector and hybrid need it).
     pub embedded: bool,
     /// SHA-256 of each stage's executable.
@@ -127,7 +130,7 @@ impl Marker {
         let have = &self.key;
         have.corpus_sha256 == wanted.corpus_sha256
             && have.chunk_args == wanted.chunk_args
-            && (!wanted.embedded || have.embedded)
+            && (!wanted.embedded || (have.embedded && have.embed_args == wanted.embed_args))
     }
 
     /// Whether the index this marker describes serves a run that needs `wanted`.
@@ -138,7 +141,10 @@ impl Marker {
             && have.chunk_args == wanted.chunk_args
             && same_tool("kts-chunk")
             && same_tool("kts-index")
-            && (!wanted.embedded || (have.embedded && same_tool("kts-embed")))
+            && (!wanted.embedded
+                || (have.embedded
+                    && same_tool("kts-embed")
+                    && have.embed_args == wanted.embed_args))
     }
 }
 
@@ -587,6 +593,7 @@ mod tests {
         IndexKey {
             corpus_sha256: "c".into(),
             chunk_args: vec![],
+            embed_args: vec![],
             embedded,
             tools: [("kts-chunk", "1"), ("kts-embed", "2"), ("kts-index", "3")]
                 .into_iter()
@@ -623,6 +630,10 @@ mod tests {
         let mut other = key(true);
         other.chunk_args = vec!["--size".into(), "500".into()];
         assert!(!marker(key(true)).serves(&other));
+        let mut other = key(true);
+        other.embed_args = vec!["--model=other".into()];
+        assert!(!marker(key(true)).serves(&other), "another model");
+        assert!(!marker(key(true)).serves_any_build(&other), "another model");
     }
 
     #[test]

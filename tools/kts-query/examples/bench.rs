@@ -43,7 +43,7 @@ const QUERIES: usize = 200;
 /// The vectors are random but carry the default model's id, so that
 /// `kts-query SCOPE "question"` can embed a real question against them
 /// (the cold-process figure with the model).
-const MODEL: &str = "all-minilm-l6-v2-int8";
+const MODEL: &str = kts_embed::DEFAULT_MODEL;
 const CHUNKS_PER_DOC: usize = 10;
 
 fn main() -> anyhow::Result<()> {

@@ -520,7 +520,7 @@ fn another_model_than_the_index_is_refused() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
         stderr.starts_with("kts-query: error: the index of")
-            && stderr.contains("all-minilm-l6-v2-int8")
+            && stderr.contains(kts_embed::DEFAULT_MODEL)
             && stderr.contains("re-index"),
         "{stderr}"
     );
