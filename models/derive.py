@@ -8,14 +8,16 @@ models/fetch runs this in a venv holding exactly the tools a manifest pins
 manifest's SHA-256, so the file is the same on every machine.
 
 Recipes:
-  bert-int8  (num_heads=N hidden_size=N)
+  bert-int8  (num_heads=N hidden_size=N float_layers=N)
       1. ONNX Runtime's constant folding: weights stored as int8 and
          dequantised by the graph (Cast, Mul) become plain float weights;
       2. ONNX Runtime's transformer optimizer for BERT: LayerNorm and GELU
          fusions (SkipLayerNormalization, BiasGelu);
       3. dynamic int8 quantisation of every MatMul with a constant weight,
          per output channel: the model then multiplies in int8 (MatMulInteger),
-         with the activations quantised per run.
+         with the activations quantised per run; except in the first
+         float_layers layers (six weight products each), which stay float:
+         the first layer is where int8 costs the vectors most.
 """
 
 import os
@@ -23,7 +25,11 @@ import sys
 import tempfile
 
 
-def bert_int8(source, target, num_heads, hidden_size):
+PRODUCTS_PER_LAYER = 6  # query, key, value, attention output, two feed-forward
+
+
+def bert_int8(source, target, num_heads, hidden_size, float_layers="0"):
+    import onnx
     import onnxruntime as ort
     from onnxruntime.quantization import QuantType, quantize_dynamic
     from onnxruntime.transformers.optimizer import optimize_model
@@ -37,7 +43,15 @@ def bert_int8(source, target, num_heads, hidden_size):
         fused = os.path.join(work, "fused.onnx")
         optimize_model(folded, model_type="bert", num_heads=int(num_heads),
                        hidden_size=int(hidden_size), opt_level=0).save_model_to_file(fused)
-        quantize_dynamic(fused, target, per_channel=True, weight_type=QuantType.QInt8)
+        graph = onnx.load(fused).graph
+        constants = {tensor.name for tensor in graph.initializer}
+        products = [node.name for node in graph.node
+                    if node.op_type == "MatMul" and any(i in constants for i in node.input)]
+        if len(products) % PRODUCTS_PER_LAYER:
+            raise SystemExit(f"derive: {len(products)} weight products: not BERT layers")
+        kept_float = products[: PRODUCTS_PER_LAYER * int(float_layers)]
+        quantize_dynamic(fused, target, per_channel=True, weight_type=QuantType.QInt8,
+                         nodes_to_exclude=kept_float)
 
 
 RECIPES = {"bert-int8": bert_int8}

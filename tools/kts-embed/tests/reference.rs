@@ -110,9 +110,10 @@ fn vectors_match_python_onnxruntime() {
     assert_eq!(embedder.stats().texts, texts.len() as u64);
 }
 
-/// What int8 arithmetic costs, on the reference texts: cosine 0.9855 at
-/// worst, 0.9918 on average (per-channel dynamic quantisation of every weight
-/// matrix; what it does to retrieval is measured by make eval-dev).
+/// What int8 arithmetic costs, on the reference texts: cosine 0.9902 at
+/// worst, 0.9945 on average (per-channel dynamic quantisation of every weight
+/// matrix past the first layer; with the first layer too: 0.9855 and 0.9918,
+/// and a retrieval loss on one development set).
 #[test]
 fn the_int8_arithmetic_model_stays_close_to_the_reference_vectors() {
     let reference = reference();
@@ -130,7 +131,7 @@ fn the_int8_arithmetic_model_stays_close_to_the_reference_vectors() {
     eprintln!(
         "int8 arithmetic against the reference: cosine {worst:.4} at worst, {mean:.4} on average"
     );
-    assert!(worst >= 0.98 && mean >= 0.99, "{similarities:?}");
+    assert!(worst >= 0.99 && mean >= 0.994, "{similarities:?}");
     // A question embedded for a quick start (kts-query: no graph
     // optimisations) gets the vector the indexed chunks got (0.99938 at worst).
     let mut quick = Embedder::load(&models_dir(), INT8_ARITHMETIC_MODEL, 1)
