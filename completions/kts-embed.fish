@@ -1,4 +1,4 @@
-complete -c kts-embed -l model -d 'The model: a manifest id in the models folder' -r
+complete -c kts-embed -l model -d 'The model: a manifest id in the models folder [default: the model each scope\'s index was built with; for a new scope, and --query, all-minilm-l6-v2-q8]' -r
 complete -c kts-embed -l models -d 'The models folder (manifests, and cache/ filled by models/fetch) [default: the project\'s models/ found from the executable]' -r -F
 complete -c kts-embed -l threads -d 'Threads inside one model run [default: the number of cores]' -r
 complete -c kts-embed -l batch -d 'Texts per model run; above 1, texts of similar length are batched together' -r

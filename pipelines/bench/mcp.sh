@@ -27,7 +27,7 @@ target=${CARGO_TARGET_DIR:-$root/target}
 if (($# > 0)); then sizes=("$@"); else sizes=(10000 100000); fi
 corpus=$shared/corpora
 [[ -d $corpus ]] || { echo "mcp-bench: $corpus is missing (set KTS_SHARED_DIR)" >&2; exit 2; }
-[[ -f $root/models/cache/all-minilm-l6-v2-int8/model.onnx ]] || {
+[[ -f $root/models/cache/all-minilm-l6-v2-q8/model.onnx ]] || {
     echo "mcp-bench: the model is missing: run models/fetch first" >&2; exit 2; }
 "$root/tools/kts-mcp/tests/python/setup"
 python=$root/tools/kts-mcp/tests/python/.venv/bin/python

@@ -62,7 +62,7 @@ cold() {
 # p50/p95 of a cold process that embeds the question with the model (needs models/fetch).
 cold_with_model() {
     local scope=$1 queries=$2 n=$3
-    if [[ ! -f $root/models/cache/all-minilm-l6-v2-int8/model.onnx ]]; then
+    if [[ ! -f $root/models/cache/all-minilm-l6-v2-q8/model.onnx ]]; then
         echo "query-bench: the model is missing: run models/fetch first" >&2
         exit 2
     fi

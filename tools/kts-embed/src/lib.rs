@@ -26,6 +26,7 @@ pub use manifest::{
     DEFAULT_MODEL, FileSpec, InputNames, Manifest, ModelKind, Pooling, default_models_dir,
     known_models,
 };
+use stream::ScopeModels;
 pub use stream::{CacheChoice, Counts, json_vector};
 
 const ABOUT: &str = "Add local ONNX sentence embeddings to kts.chunk/1 records";
@@ -38,6 +39,8 @@ are described by manifests in the project's models/ folder; their files are
 fetched once by models/fetch, never at run time. Vectors are cached by text
 hash in the scope's .kts/embeddings/<model>.bin (the scope is the `root` of
 the kts.doc/1 record ahead of the chunks), so a re-run embeds only new text.
+Without --model, a scope whose index was built with a model keeps it (read
+from DIR/.kts/kts.db); a new scope gets the default model.
 
 Examples:
   kts-crawl docs | kts-convert | kts-chunk | kts-embed | kts-index docs
@@ -46,9 +49,11 @@ Examples:
 #[derive(Parser, Debug)]
 #[command(name = "kts-embed", version, about = ABOUT, after_help = AFTER_HELP)]
 pub struct Args {
-    /// The model: a manifest id in the models folder.
-    #[arg(long, value_name = "ID", default_value = DEFAULT_MODEL)]
-    pub model: String,
+    /// The model: a manifest id in the models folder [default: the model
+    /// each scope's index was built with; for a new scope, and --query,
+    /// all-minilm-l6-v2-q8].
+    #[arg(long, value_name = "ID")]
+    pub model: Option<String>,
 
     /// The models folder (manifests, and cache/ filled by models/fetch)
     /// [default: the project's models/ found from the executable].
@@ -95,11 +100,17 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         )?,
     };
     let threads = args.threads.map_or_else(default_threads, usize::from);
-    let embedder =
-        Embedder::load(&models_dir, &args.model, threads)?.with_batch(usize::from(args.batch));
+    let batch = usize::from(args.batch);
+    let model = args.model.as_deref().unwrap_or(DEFAULT_MODEL);
+    let embedder = Embedder::load(&models_dir, model, threads)?.with_batch(batch);
+    let follow = args.model.is_none().then_some(ScopeModels {
+        models_dir,
+        threads,
+        batch,
+    });
     match &args.query {
         Some(query) => print_query(embedder, query),
-        None => embed_stream(embedder, &args, &messages),
+        None => embed_stream(embedder, follow, &args, &messages),
     }
 }
 
@@ -123,14 +134,20 @@ fn print_query(mut embedder: Embedder, query: &str) -> anyhow::Result<Exit> {
     Ok(Exit::Ok)
 }
 
-fn embed_stream(embedder: Embedder, args: &Args, messages: &Messages) -> anyhow::Result<Exit> {
+fn embed_stream(
+    embedder: Embedder,
+    follow: Option<ScopeModels>,
+    args: &Args,
+    messages: &Messages,
+) -> anyhow::Result<Exit> {
     let choice = match (&args.cache, args.no_cache) {
         (Some(dir), _) => CacheChoice::Fixed(dir.clone()),
         (None, true) => CacheChoice::Off,
         (None, false) => CacheChoice::FromScope,
     };
     let started = Instant::now();
-    let mut stream = stream::Stream::new(embedder, usize::from(args.batch), choice, messages)?;
+    let mut stream =
+        stream::Stream::new(embedder, follow, usize::from(args.batch), choice, messages)?;
     stream.run(JsonlReader::stdin())?;
     if args.reporting.stats {
         messages.info(&summary(

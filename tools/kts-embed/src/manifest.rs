@@ -7,7 +7,7 @@ use anyhow::{Context, bail};
 use serde::Deserialize;
 
 /// The model used when none is named.
-pub const DEFAULT_MODEL: &str = "all-minilm-l6-v2-int8";
+pub const DEFAULT_MODEL: &str = "all-minilm-l6-v2-q8";
 
 /// The manifest of the ONNX Runtime library, `models/onnxruntime.json`.
 const RUNTIME_ID: &str = "onnxruntime";

@@ -7,6 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
+use anyhow::Context;
 use indicatif::ProgressBar;
 use kts_cli::{Incoming, JsonlReader, JsonlWriter, Messages};
 use kts_record::ErrorCode;
@@ -14,6 +15,45 @@ use serde_json::Value;
 
 use crate::cache::{EmbeddingCache, Key, text_key};
 use crate::embedder::Embedder;
+use crate::manifest::DEFAULT_MODEL;
+
+/// How a stream run without `--model` loads a model: the one each scope's
+/// index was built with (so that a scope keeps its model, whatever the
+/// default), else the default.
+#[derive(Clone, Debug)]
+pub struct ScopeModels {
+    pub models_dir: PathBuf,
+    pub threads: usize,
+    pub batch: usize,
+}
+
+impl ScopeModels {
+    /// The model for the scope whose `.kts` folder is `kts_dir`.
+    fn model_of(kts_dir: Option<&Path>) -> String {
+        kts_dir
+            .and_then(index_model)
+            .unwrap_or_else(|| DEFAULT_MODEL.to_string())
+    }
+
+    fn load(&self, id: &str) -> anyhow::Result<Embedder> {
+        Ok(Embedder::load(&self.models_dir, id, self.threads)?.with_batch(self.batch))
+    }
+}
+
+/// The model id the index in a `.kts` folder was built with, if it has one.
+fn index_model(kts_dir: &Path) -> Option<String> {
+    let db = kts_dir.join("kts.db");
+    if !db.is_file() {
+        return None;
+    }
+    let flags =
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn = rusqlite::Connection::open_with_flags(db, flags).ok()?;
+    conn.query_row("SELECT value FROM meta WHERE key = 'model_id'", [], |row| {
+        row.get(0)
+    })
+    .ok()
+}
 
 /// Where the vectors of already embedded texts are kept.
 pub enum CacheChoice {
@@ -46,6 +86,10 @@ enum Queued {
 
 pub struct Stream<'a> {
     embedder: Embedder,
+    /// Without `--model`: how to load each scope's model.
+    follow: Option<ScopeModels>,
+    /// The `.kts` folder of the scope whose chunks come now (for `follow`).
+    scope: Option<PathBuf>,
     messages: &'a Messages,
     choice: CacheChoice,
     /// The cache of the scope whose chunks come now. Only one is open at a
@@ -65,6 +109,7 @@ pub struct Stream<'a> {
 impl<'a> Stream<'a> {
     pub fn new(
         embedder: Embedder,
+        follow: Option<ScopeModels>,
         batch: usize,
         choice: CacheChoice,
         messages: &'a Messages,
@@ -77,6 +122,8 @@ impl<'a> Stream<'a> {
             cache: open_cache(&embedder, messages, fixed.as_deref()),
             current: fixed.unwrap_or_default(),
             embedder,
+            follow,
+            scope: None,
             messages,
             choice,
             window: batch.max(1) * 8,
@@ -117,17 +164,46 @@ impl<'a> Stream<'a> {
         Ok(())
     }
 
-    /// A document: its scope root picks the cache for the chunks that follow.
+    /// A document: its scope root picks the model (without `--model`) and
+    /// the cache for the chunks that follow.
     fn doc(&mut self, value: Value) -> anyhow::Result<()> {
+        let root = value.get("root").and_then(Value::as_str).map(Path::new);
+        let kts_dir = root.map(|r| r.join(".kts"));
+        self.follow_scope_model(kts_dir.as_deref())?;
         if matches!(self.choice, CacheChoice::FromScope) {
-            let root = value.get("root").and_then(Value::as_str).map(Path::new);
-            let kts_dir = root.map(|r| r.join(".kts"));
             if kts_dir.as_deref().unwrap_or(Path::new("")) != self.current {
                 self.embed_window()?;
                 self.select_cache(kts_dir.as_deref())?;
             }
         }
         self.queue.push(Queued::Ready(value));
+        Ok(())
+    }
+
+    /// Switches to the model a new scope's index was built with (the default
+    /// for a scope without one), after embedding what waits for the old one.
+    fn follow_scope_model(&mut self, kts_dir: Option<&Path>) -> anyhow::Result<()> {
+        let Some(models) = self.follow.clone() else {
+            return Ok(());
+        };
+        if kts_dir == self.scope.as_deref() {
+            return Ok(());
+        }
+        self.scope = kts_dir.map(Path::to_path_buf);
+        let wanted = ScopeModels::model_of(kts_dir);
+        if wanted == self.embedder.model_id() {
+            return Ok(());
+        }
+        self.embed_window()?;
+        self.embedder = models.load(&wanted).with_context(|| {
+            format!(
+                "the index in {} was built with model {wanted} (give --model to embed with another, then re-index)",
+                kts_dir.map_or(String::new(), |d| d.display().to_string())
+            )
+        })?;
+        self.cache.flush()?;
+        let cache_dir = (!self.current.as_os_str().is_empty()).then(|| self.current.clone());
+        self.cache = open_cache(&self.embedder, self.messages, cache_dir.as_deref());
         Ok(())
     }
 

@@ -338,3 +338,51 @@ fn a_stream_served_from_the_cache_does_not_load_the_model() {
         stderr(&uncached)
     );
 }
+
+#[test]
+fn without_model_a_scope_keeps_the_model_its_index_was_built_with() {
+    let other = ["all-minilm-l6-v2-int8", "all-minilm-l6-v2-q8"]
+        .into_iter()
+        .find(|m| *m != MODEL)
+        .unwrap();
+    let models = models_dir();
+    let models = models.to_str().unwrap();
+    let built = tempfile::tempdir().unwrap();
+    // kts-index takes only the doc ids kts gives.
+    let id = kts_record::scope_path::doc_id("d.md");
+    let mut record = doc(built.path(), &id);
+    record["path"] = json!("d.md");
+    let mut text = chunk(&id, 0, "The first text.");
+    text["path"] = json!("d.md");
+    text["chunk_id"] = json!(format!("{id}-0"));
+    let first = lines(&[record, text]);
+    let (output, records) = embed(&first, &["--models", models, "--model", other]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let index = kts_tests::run_tool(
+        &kts_tests::bin("kts-index"),
+        &[built.path().to_str().unwrap(), "--quiet"],
+        lines(&records).as_bytes(),
+        std::time::Duration::from_secs(60),
+    );
+    assert!(
+        index.status.is_some_and(|s| s.success()),
+        "{}",
+        String::from_utf8_lossy(&index.stderr)
+    );
+
+    // The scope built with the other model, then a new one: each gets its own.
+    let fresh = tempfile::tempdir().unwrap();
+    let input = lines(&[
+        doc(built.path(), "e"),
+        chunk("e", 0, "A second text."),
+        doc(fresh.path(), "f"),
+        chunk("f", 0, "A third text."),
+    ]);
+    let (output, records) = embed(&input, &["--models", models]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(records[1]["model"], other, "{}", records[1]);
+    assert_embedded(&records[3]);
+    // --model still decides when it is given.
+    let (_, records) = embed(&input, &["--models", models, "--model", MODEL]);
+    assert_embedded(&records[1]);
+}
