@@ -170,11 +170,11 @@ impl<'a> Stream<'a> {
         let root = value.get("root").and_then(Value::as_str).map(Path::new);
         let kts_dir = root.map(|r| r.join(".kts"));
         self.follow_scope_model(kts_dir.as_deref())?;
-        if matches!(self.choice, CacheChoice::FromScope) {
-            if kts_dir.as_deref().unwrap_or(Path::new("")) != self.current {
-                self.embed_window()?;
-                self.select_cache(kts_dir.as_deref())?;
-            }
+        if matches!(self.choice, CacheChoice::FromScope)
+            && kts_dir.as_deref().unwrap_or(Path::new("")) != self.current
+        {
+            self.embed_window()?;
+            self.select_cache(kts_dir.as_deref())?;
         }
         self.queue.push(Queued::Ready(value));
         Ok(())
