@@ -20,6 +20,7 @@ Recipes:
          the first layer is where int8 costs the vectors most.
 """
 
+import logging
 import os
 import sys
 import tempfile
@@ -67,6 +68,8 @@ def main(argv):
     except ValueError:
         print(f"derive: settings are NAME=VALUE, got {settings}", file=sys.stderr)
         return 2
+    # The quantiser logs advice about calibration data, which dynamic quantisation has no use for.
+    logging.getLogger().setLevel(logging.ERROR)
     RECIPES[recipe](source, target, **options)
     return 0
 
