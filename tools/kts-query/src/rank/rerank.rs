@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use kts_cli::child::{self, ChildError};
-use kts_embed::CrossEncoder;
+use kts_embed::{CrossEncoder, Manifest};
 use kts_record::{HitRecord, Signal};
 use kts_store::{Hit, Scored};
 use serde::Serialize;
@@ -60,10 +60,11 @@ impl fmt::Display for RerankBy {
     }
 }
 
-/// The cross-encoders this process has loaded, by manifest path: a model is
-/// loaded once however many questions, scopes and threads use it.
-static LOADED: LazyLock<Mutex<HashMap<PathBuf, Arc<Mutex<CrossEncoder>>>>> =
-    LazyLock::new(Mutex::default);
+/// The cross-encoders this process has loaded, by the models folder and the
+/// model asked: a model is loaded once however many questions, scopes and
+/// threads use it.
+type Loaded = HashMap<(Option<PathBuf>, String), Arc<Mutex<CrossEncoder>>>;
+static LOADED: LazyLock<Mutex<Loaded>> = LazyLock::new(Mutex::default);
 
 impl RerankBy {
     /// Loads the model (once per process); a command needs nothing. An
@@ -81,23 +82,24 @@ impl RerankBy {
         else {
             return Ok(None);
         };
-        let manifest = manifest_path(model, models_dir.as_deref())?;
+        let key = (models_dir.clone(), model.clone());
         let mut loaded = LOADED.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(encoder) = loaded.get(&manifest) {
+        if let Some(encoder) = loaded.get(&key) {
             return Ok(Some(encoder.clone()));
         }
-        let encoder = CrossEncoder::load_manifest(&manifest, *threads)
+        let encoder = manifest(model, models_dir.as_deref())
+            .and_then(|manifest| CrossEncoder::from_manifest(manifest, *threads))
             .with_context(|| format!("loading the reranker {model}"))?;
         let encoder = Arc::new(Mutex::new(encoder));
-        loaded.insert(manifest, encoder.clone());
+        loaded.insert(key, encoder.clone());
         Ok(Some(encoder))
     }
 }
 
-/// A manifest file named by its path, or by its id in the models folder.
-fn manifest_path(model: &str, models_dir: Option<&Path>) -> anyhow::Result<PathBuf> {
+/// The reranker's manifest: a file named by its path, or an id in the models folder.
+fn manifest(model: &str, models_dir: Option<&Path>) -> anyhow::Result<Manifest> {
     if model.ends_with(".json") || model.contains('/') {
-        return Ok(PathBuf::from(model));
+        return Manifest::load_file(Path::new(model));
     }
     let dir = match models_dir {
         Some(dir) => dir.to_path_buf(),
@@ -106,15 +108,7 @@ fn manifest_path(model: &str, models_dir: Option<&Path>) -> anyhow::Result<PathB
              or the reranker's manifest file",
         )?,
     };
-    let path = dir.join(format!("{model}.json"));
-    if !path.is_file() {
-        anyhow::bail!(
-            "no model manifest {} (known models: {})",
-            path.display(),
-            kts_embed::known_models(&dir).join(", ")
-        );
-    }
-    Ok(path)
+    Manifest::load(&dir, model)
 }
 
 /// One candidate as the reranker reads it (a command, as a JSON line).
