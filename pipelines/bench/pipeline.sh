@@ -11,13 +11,15 @@
 # the overlap (the stages' CPU seconds over the wall time: 1.0 means they
 # ran one after another, 2.0 is the most 2 cores can give).
 #
-# Env: KTS_SHARED_DIR (default <repo>/../shared), CARGO_TARGET_DIR.
+# Env: KTS_SHARED_DIR (default <repo>/../shared), CARGO_TARGET_DIR,
+# KTS_BENCH_MODEL (the model kts-embed runs; default: kts-embed's default).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 shared=${KTS_SHARED_DIR:-$root/../shared}
 bin=${CARGO_TARGET_DIR:-$root/target}/release
 corpus=${1:-corpora/rust-rfcs}
+model=${KTS_BENCH_MODEL:-}
 [[ -d $shared/$corpus ]] || { echo "pipeline: corpus $shared/$corpus is missing (set KTS_SHARED_DIR)" >&2; exit 2; }
 for tool in kts-crawl kts-convert kts-chunk kts-embed kts-index; do
     [[ -x $bin/$tool ]] || { echo "pipeline: $bin/$tool is missing (make build)" >&2; exit 2; }
@@ -40,12 +42,12 @@ start=$(date +%s.%N)
 stage crawl "$bin/kts-crawl" "$dir" \
     | stage convert "$bin/kts-convert" \
     | stage chunk "$bin/kts-chunk" \
-    | stage embed "$bin/kts-embed" \
+    | stage embed "$bin/kts-embed" ${model:+--model "$model"} \
     | stage index "$bin/kts-index" "$dir" 2>"$work/index.log"
 end=$(date +%s.%N)
 
 chunks=$(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("select count(*) from chunks").fetchone()[0])' "$dir/.kts/kts.db")
-printf '%s: %s chunks\n\n' "$corpus" "$chunks"
+printf '%s: %s chunks, model %s\n\n' "$corpus" "$chunks" "${model:-the default}"
 printf '| stage | CPU s | ended at s | peak RSS MB |\n|---|---:|---:|---:|\n'
 total_cpu=0
 for name in crawl convert chunk embed index; do

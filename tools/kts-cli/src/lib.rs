@@ -64,11 +64,24 @@ pub fn main_with(
     }
 }
 
+/// Sets what the process environment must say before any library reads it:
+/// ONNX Runtime, which kts-embed and kts-query load, otherwise persists a
+/// telemetry device id under `~/.cache/Microsoft/` at every start (about
+/// 10 ms of a cold query, and a write outside the scope).
+pub fn prepare_environment() {
+    // SAFETY: called first thing in `main`, while the process has one thread.
+    #[allow(unsafe_code)]
+    unsafe {
+        std::env::set_var("ORT_DISABLE_TELEMETRY", "1");
+    }
+}
+
 /// Defines a tool's `main`: parse the flags with clap, then run the library.
 #[macro_export]
 macro_rules! tool_main {
     ($tool:literal, $args:ty, $run:path) => {
         fn main() -> std::process::ExitCode {
+            $crate::prepare_environment();
             let args = <$args as clap::Parser>::parse();
             $crate::main_with($tool, || $run(args))
         }

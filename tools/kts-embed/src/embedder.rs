@@ -67,6 +67,43 @@ impl Embedder {
         })
     }
 
+    /// Loads model `id` for a process that embeds one question and exits: a
+    /// quick start whose threads do not spin (see [`Embedder::with_quick_start`]
+    /// and [`Embedder::without_spinning`]), the tokenizer read while ONNX
+    /// Runtime loads the model, side by side.
+    pub fn load_for_one_question(
+        models_dir: &Path,
+        id: &str,
+        threads: usize,
+    ) -> anyhow::Result<Embedder> {
+        let manifest = Manifest::load(models_dir, id)?;
+        manifest.expect_kind(ModelKind::Embedding)?;
+        let threads = threads.max(1);
+        let settings = SessionSettings {
+            threads,
+            spinning: false,
+            optimize: false,
+        };
+        let (tokenizer, session) = std::thread::scope(|s| {
+            let tokenizer = s.spawn(|| load_tokenizer(&manifest));
+            let session = open_session(&manifest, settings);
+            (
+                tokenizer.join().expect("loading the tokenizer panicked"),
+                session,
+            )
+        });
+        Ok(Embedder {
+            tokenizer: tokenizer?,
+            session: Some(session?),
+            threads,
+            optimize: settings.optimize,
+            spinning: settings.spinning,
+            batch: 1,
+            stats: EmbedderStats::default(),
+            manifest,
+        })
+    }
+
     /// Loads the model without graph optimisations, for a process that
     /// embeds a text or two: loading is about 4× faster (47 against 208 ms
     /// for the default model), each run slower (25 against 4 ms for a short

@@ -107,12 +107,12 @@ impl ModelChoice {
     }
 
     fn load_model(&self, id: &str) -> anyhow::Result<SharedModel> {
-        let mut embedder = Embedder::load(&self.models_dir()?, id, self.threads)
-            .with_context(|| format!("loading model {id}, which the index was built with"))?
-            .without_spinning();
-        if self.one_shot {
-            embedder = embedder.with_quick_start();
+        let models_dir = self.models_dir()?;
+        let embedder = match self.one_shot {
+            true => Embedder::load_for_one_question(&models_dir, id, self.threads),
+            false => Embedder::load(&models_dir, id, self.threads).map(Embedder::without_spinning),
         }
+        .with_context(|| format!("loading model {id}, which the index was built with"))?;
         let sha256 = Some(embedder.manifest().model_sha256())
             .filter(|s| !s.is_empty())
             .map(str::to_string);
