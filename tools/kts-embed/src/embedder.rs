@@ -30,8 +30,6 @@ pub struct Embedder {
     /// loads ONNX Runtime (hundreds of MB).
     session: Option<Session>,
     threads: usize,
-    /// Whether ONNX Runtime optimises the graph when loading the model.
-    optimize: bool,
     spinning: bool,
     batch: usize,
     stats: EmbedderStats,
@@ -60,17 +58,18 @@ impl Embedder {
             tokenizer,
             session: None,
             threads: threads.max(1),
-            optimize: true,
             spinning: true,
             batch: 1,
             stats: EmbedderStats::default(),
         })
     }
 
-    /// Loads model `id` for a process that embeds one question and exits: a
-    /// quick start whose threads do not spin (see [`Embedder::with_quick_start`]
-    /// and [`Embedder::without_spinning`]), the tokenizer read while ONNX
-    /// Runtime loads the model, side by side.
+    /// Loads model `id` for a process that embeds one question and exits:
+    /// the tokenizer is read while ONNX Runtime loads the model, side by
+    /// side; the model is not optimised (loading the int8-weight model is
+    /// about 4× faster so, 47 against 208 ms, each run slower, 25 against
+    /// 4 ms for a short query, and the vectors the same to cosine 0.99999);
+    /// and its threads do not spin (see [`Embedder::without_spinning`]).
     pub fn load_for_one_question(
         models_dir: &Path,
         id: &str,
@@ -96,21 +95,11 @@ impl Embedder {
             tokenizer: tokenizer?,
             session: Some(session?),
             threads,
-            optimize: settings.optimize,
             spinning: settings.spinning,
             batch: 1,
             stats: EmbedderStats::default(),
             manifest,
         })
-    }
-
-    /// Loads the model without graph optimisations, for a process that
-    /// embeds a text or two: loading is about 4× faster (47 against 208 ms
-    /// for the default model), each run slower (25 against 4 ms for a short
-    /// query), and the vectors the same to cosine 0.99999.
-    pub fn with_quick_start(mut self) -> Self {
-        self.optimize = false;
-        self
     }
 
     /// Lets ONNX Runtime's threads sleep as soon as a run ends, for a process
@@ -133,7 +122,7 @@ impl Embedder {
             SessionSettings {
                 threads: self.threads,
                 spinning: self.spinning,
-                optimize: self.optimize,
+                optimize: true,
             },
         )?;
         self.session = Some(session);
