@@ -64,7 +64,10 @@ pub struct Args {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub threads: Option<u16>,
 
-    /// Texts per model run; above 1, texts of similar length are batched together.
+    /// Texts per model run; above 1, texts of similar length are batched
+    /// together: faster on several cores, but with a model computing in int8
+    /// a text's vector then depends a little on its batch (the activations
+    /// are quantised per run; cosine 0.986 at worst, 0.996 typically).
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub batch: u16,
 
