@@ -362,6 +362,7 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         None => run_batch(&mut searcher, &mut out, &args, &messages)?,
     }
     out.flush()?;
+    searcher.release_at_exit();
     Ok(messages.exit())
 }
 

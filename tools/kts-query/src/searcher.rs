@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 use std::path::Path;
+use std::thread::JoinHandle;
 
 use kts_cli::Messages;
 use kts_record::{HitRecord, NodeRecord, PlanNote, PlanRecord, PlannedQuery, Signal};
@@ -30,6 +31,9 @@ pub struct Searcher {
     settings: Settings,
     model: ModelChoice,
     embedder: Option<SharedModel>,
+    /// The model being loaded in the background, for one question (see
+    /// [`Searcher::open`]).
+    model_loading: Option<JoinHandle<anyhow::Result<SharedModel>>>,
     /// A second connection, for vector search beside BM25 in hybrid mode
     /// (opened at first use, unless the retrievers run one after the other).
     vector_store: Option<Store>,
@@ -55,7 +59,27 @@ struct Retrieved {
     fell_back: bool,
 }
 
+impl Drop for Searcher {
+    /// A model still loading is waited for: ONNX Runtime must not be torn
+    /// down by the process's exit while a thread is inside it.
+    fn drop(&mut self) {
+        if let Some(loading) = self.model_loading.take() {
+            let _ = loading.join();
+        }
+    }
+}
+
 impl Searcher {
+    /// Lets the process exit without tearing the searcher down: dropping
+    /// ONNX Runtime's session and thread pool costs a one-question process
+    /// about 5 ms, and the operating system frees them anyway.
+    pub fn release_at_exit(mut self) {
+        if let Some(loading) = self.model_loading.take() {
+            let _ = loading.join();
+        }
+        std::mem::forget(self);
+    }
+
     /// Opens the index of the scope `dir` for `request`; refuses a model
     /// other than the index's before loading anything.
     pub fn open(
@@ -68,18 +92,26 @@ impl Searcher {
         let meta = store.meta()?;
         model.check(&meta, dir)?;
         let has_vectors = store.has_vectors()?;
+        let settings = Settings::new(request, has_vectors, messages)?;
+        // A process that answers one question loads the model while it
+        // opens the rest of the index and plans the question.
+        let model_loading = (model.one_shot && settings.mode != Mode::Bm25).then(|| {
+            let (model, meta, dir) = (model.clone(), meta.clone(), dir.to_path_buf());
+            std::thread::spawn(move || model.load(&meta, &dir))
+        });
         Ok(Searcher {
             opened: store.change_stamp()?,
             scope: scope_of(dir),
             doc_types: store.doc_types()?,
             config: QueryConfig::load(dir)?,
             has_graph: kts_graph::tables::exist(store.connection())?,
-            settings: Settings::new(request, has_vectors, messages)?,
+            settings,
             has_vectors,
             store,
             meta,
             model: model.clone(),
             embedder: None,
+            model_loading,
             vector_store: None,
             concurrent: true,
             graph: std::cell::OnceCell::new(),
@@ -107,8 +139,11 @@ impl Searcher {
 
     fn embedder(&mut self) -> anyhow::Result<&SharedModel> {
         if self.embedder.is_none() {
-            let scope = self.store.scope().to_path_buf();
-            self.embedder = Some(self.model.load(&self.meta, &scope)?);
+            let loaded = match self.model_loading.take() {
+                Some(loading) => loading.join().expect("loading the model panicked")?,
+                None => self.model.load(&self.meta, self.store.scope())?,
+            };
+            self.embedder = Some(loaded);
         }
         Ok(self.embedder.as_ref().expect("loaded above"))
     }
