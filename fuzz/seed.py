@@ -97,6 +97,13 @@ def main():
         add("question", f"question-{n}", question.encode())
         add("catalog", f"question-{n}", question.encode())
 
+    paths = ["a.md", "sub/b.md", "sub/../a.md", "./sub//b.md", "../outside/secret.md",
+             "/etc/passwd", "escape/secret.md", "secret-link.md", ".kts/kts.db",
+             "index-link/kts.db", "sub/a-link.md", "sub/../../outside/secret.md", "."]
+    for n, path in enumerate(paths):
+        doc_id = "0123456789abcdef" if n % 2 else "../../../x"
+        add("record_paths", f"path-{n}", f"{path}\n{doc_id}".encode())
+
     for path in sorted((here / "seeds" / "config").glob("*.toml")):
         add("config", path.name, path.read_bytes())
 

@@ -6,7 +6,7 @@
 //! returns ranked hits with finite scores.
 
 use std::cell::RefCell;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use clap::Parser;
 
@@ -43,6 +43,7 @@ pub const TARGETS: &[(&str, Check)] = &[
     ("convert_png", |data| convert(Format::Png, data)),
     ("detect", detect),
     ("records", records),
+    ("record_paths", record_paths),
     ("chunk", chunk),
     ("question", question),
     ("catalog", catalog),
@@ -152,6 +153,75 @@ pub fn records(data: &[u8]) {
     for item in kts_cli::JsonlReader::new(data, "fuzz") {
         let _ = item;
     }
+}
+
+thread_local! {
+    /// A scope beside a file outside it, with symbolic links that lead out
+    /// of the scope and into its index folder (the folder lives as long).
+    static SANDBOX: (tempfile::TempDir, PathBuf, PathBuf) = {
+        let dir = tempfile::tempdir().expect("temporary folder");
+        let (scope, outside) = (dir.path().join("scope"), dir.path().join("outside"));
+        make_sandbox(&scope, &outside).expect("building the sandbox");
+        let scope = scope.canonicalize().expect("the scope folder");
+        let outside = outside.canonicalize().expect("the outside folder");
+        (dir, scope, outside)
+    };
+}
+
+fn make_sandbox(scope: &Path, outside: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::symlink;
+    std::fs::create_dir_all(scope.join("sub"))?;
+    std::fs::create_dir_all(scope.join(".kts"))?;
+    std::fs::create_dir_all(outside)?;
+    std::fs::write(outside.join("secret.md"), "outside the scope")?;
+    std::fs::write(scope.join("a.md"), "inside")?;
+    std::fs::write(scope.join("sub/b.md"), "inside")?;
+    std::fs::write(scope.join(".kts/kts.db"), "the index")?;
+    symlink("../outside", scope.join("escape"))?;
+    symlink("../outside/secret.md", scope.join("secret-link.md"))?;
+    symlink(".kts", scope.join("index-link"))?;
+    symlink("a.md", scope.join("sub/a-link.md"))
+}
+
+/// The record fields that name files: the first line of `data` as a
+/// document's `path`, the second as its `doc_id`. A path accepted names a
+/// file inside the scope and outside its index folder, after `..` and
+/// symbolic links; a `doc_id` accepted has the form kts gives.
+pub fn record_paths(data: &[u8]) {
+    use kts_record::scope_path::{DOC_ID_LEN, check_doc_id, doc_id, normalize, resolve_in_scope};
+    let text = String::from_utf8_lossy(data);
+    let mut lines = text.splitn(2, '\n');
+    let (path, id) = (lines.next().unwrap_or(""), lines.next().unwrap_or(""));
+    if let Ok(relative) = normalize(path) {
+        let parts: Vec<&str> = relative.split('/').collect();
+        assert!(
+            !relative.contains('\0') && parts[0] != ".kts",
+            "{path:?} accepted as {relative:?}"
+        );
+        assert!(
+            parts.iter().all(|part| !matches!(*part, "" | "." | "..")),
+            "{path:?} accepted as {relative:?}"
+        );
+    }
+    SANDBOX.with(|(_, scope, outside)| {
+        if let Ok(file) = resolve_in_scope(scope, path) {
+            let index = scope.join(".kts");
+            assert!(
+                file.starts_with(scope) && !file.starts_with(&index) && !file.starts_with(outside),
+                "{path:?} resolved to {} (scope {})",
+                file.display(),
+                scope.display()
+            );
+        }
+    });
+    if check_doc_id(id).is_ok() {
+        assert!(id.len() == DOC_ID_LEN && id.bytes().all(|b| b.is_ascii_hexdigit()));
+        assert!(!id.bytes().any(|b| b.is_ascii_uppercase()), "{id:?}");
+    }
+    assert!(
+        check_doc_id(&doc_id(path)).is_ok(),
+        "kts's own id of {path:?}"
+    );
 }
 
 /// Detects the format of `data` given the extension its first byte picks.

@@ -67,6 +67,30 @@ fn the_checks_accept_ordinary_input() {
     }
 }
 
+/// The record-field check over the ways out of a scope that the tools must
+/// refuse: `..`, absolute paths, symbolic links out of the scope and into
+/// its index folder, and ids that are not kts's.
+#[test]
+fn the_record_field_check_holds_on_paths_that_leave_the_scope() {
+    let check = kts_fuzz::target("record_paths").unwrap();
+    for path in [
+        "a.md",
+        "sub/../a.md",
+        "sub/a-link.md",
+        "../outside/secret.md",
+        "/etc/passwd",
+        "escape/secret.md",
+        "secret-link.md",
+        ".kts/kts.db",
+        "index-link/kts.db",
+        "sub/../../outside/secret.md",
+    ] {
+        for id in ["0123456789abcdef", "../../../x", "0123456789ABCDEF"] {
+            check(format!("{path}\n{id}").as_bytes());
+        }
+    }
+}
+
 /// Runs a check on its own thread; a panic in it is re-raised, and running
 /// past [`TIME_LIMIT`] fails the test (the looping thread is left behind).
 fn passes_in_time(check: kts_fuzz::Check, input: Vec<u8>, name: &str) {
