@@ -33,7 +33,7 @@ pub struct Searcher {
     embedder: Option<SharedModel>,
     /// The model being loaded in the background, for one question (see
     /// [`Searcher::open`]).
-    model_loading: Option<JoinHandle<anyhow::Result<SharedModel>>>,
+    model_loading: ModelLoading,
     /// A second connection, for vector search beside BM25 in hybrid mode
     /// (opened at first use, unless the retrievers run one after the other).
     vector_store: Option<Store>,
@@ -59,13 +59,22 @@ struct Retrieved {
     fell_back: bool,
 }
 
-impl Drop for Searcher {
-    /// A model still loading is waited for: ONNX Runtime must not be torn
-    /// down by the process's exit while a thread is inside it.
+/// A model loading on another thread. Dropping it waits for the thread: ONNX
+/// Runtime must not be torn down by the process's exit while a thread is
+/// inside it.
+struct ModelLoading(Option<JoinHandle<anyhow::Result<SharedModel>>>);
+
+impl ModelLoading {
+    /// Waits for the model, if one is loading.
+    fn wait(&mut self) -> Option<anyhow::Result<SharedModel>> {
+        let loading = self.0.take()?;
+        Some(loading.join().expect("loading the model panicked"))
+    }
+}
+
+impl Drop for ModelLoading {
     fn drop(&mut self) {
-        if let Some(loading) = self.model_loading.take() {
-            let _ = loading.join();
-        }
+        let _ = self.wait();
     }
 }
 
@@ -74,9 +83,7 @@ impl Searcher {
     /// ONNX Runtime's session and thread pool costs a one-question process
     /// about 5 ms, and the operating system frees them anyway.
     pub fn release_at_exit(mut self) {
-        if let Some(loading) = self.model_loading.take() {
-            let _ = loading.join();
-        }
+        let _ = self.model_loading.wait();
         std::mem::forget(self);
     }
 
@@ -95,10 +102,11 @@ impl Searcher {
         let settings = Settings::new(request, has_vectors, messages)?;
         // A process that answers one question loads the model while it
         // opens the rest of the index and plans the question.
-        let model_loading = (model.one_shot && settings.mode != Mode::Bm25).then(|| {
-            let (model, meta, dir) = (model.clone(), meta.clone(), dir.to_path_buf());
-            std::thread::spawn(move || model.load(&meta, &dir))
-        });
+        let model_loading =
+            ModelLoading((model.one_shot && settings.mode != Mode::Bm25).then(|| {
+                let (model, meta, dir) = (model.clone(), meta.clone(), dir.to_path_buf());
+                std::thread::spawn(move || model.load(&meta, &dir))
+            }));
         Ok(Searcher {
             opened: store.change_stamp()?,
             scope: scope_of(dir),
@@ -139,8 +147,8 @@ impl Searcher {
 
     fn embedder(&mut self) -> anyhow::Result<&SharedModel> {
         if self.embedder.is_none() {
-            let loaded = match self.model_loading.take() {
-                Some(loading) => loading.join().expect("loading the model panicked")?,
+            let loaded = match self.model_loading.wait() {
+                Some(loaded) => loaded?,
                 None => self.model.load(&self.meta, self.store.scope())?,
             };
             self.embedder = Some(loaded);
