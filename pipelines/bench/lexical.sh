@@ -7,7 +7,9 @@
 # For each N, writes a keyword-only scope of N chunks of real text (paragraphs
 # of shared/corpora, 10 chunks per document) through kts-store, builds its
 # lexical index as kts-index does, and times the same 200 question-like
-# queries on both paths (p50/p95), with the overlap of their top-10 lists.
+# queries on both paths (p50/p95), with the overlap of their top-10 lists;
+# then what a user's one-off question costs: one `kts-query DIR --mode bm25
+# "question"` process per query (50 queries), start-up included.
 # The targets are ratios: p95 at 1M within 3x of p95 at 10k, and the index
 # against FTS5 at the same size.
 #
@@ -28,9 +30,24 @@ if [[ -z $work ]]; then
     trap 'rm -rf "$work"' EXIT
 fi
 
-echo "== cargo build --release (bench example)" >&2
-(cd "$root" && cargo build --release --quiet -p kts-query --example bench)
+echo "== cargo build --release (kts-query, bench example)" >&2
+(cd "$root" && cargo build --release --quiet -p kts-query --bins --example bench)
 bench=$target/release/examples/bench
+
+# p50/p95 of one kts-query process per question, BM25 only.
+cold() {
+    local scope=$1 queries=$2
+    head -n 50 "$queries" | python3 -c 'import json, sys
+for line in sys.stdin: print(json.loads(line)["text"])' | while IFS= read -r question; do
+        local t0 t1
+        t0=$(date +%s%N)
+        "$target/release/kts-query" "$scope" --mode bm25 "$question" >/dev/null
+        t1=$(date +%s%N)
+        echo $(((t1 - t0) / 1000))
+    done | sort -n | awk '{ a[NR] = $1 } END {
+        printf "cold process kts-query --mode bm25: p50 %.1f ms, p95 %.1f ms over %d queries\n",
+            a[int(NR * 0.5) + 1] / 1000, a[int(NR * 0.95) + 1] / 1000, NR }'
+}
 
 for n in "${sizes[@]}"; do
     dir=$work/n$n
@@ -40,5 +57,6 @@ for n in "${sizes[@]}"; do
     "$bench" build "$n" "$corpus" "$dir" --no-vectors
     echo "store: $(du -sh "$dir/scope/.kts/kts.db" | cut -f1) kts.db, $(du -sh "$dir/scope/.kts/lexical" | cut -f1) lexical index"
     "$bench" lexical "$dir/scope" "$dir/queries.jsonl"
+    cold "$dir/scope" "$dir/queries.jsonl"
     rm -rf "$dir"
 done
