@@ -8,6 +8,7 @@
 mod cache;
 mod cross_encoder;
 mod embedder;
+mod input;
 mod manifest;
 mod onnx;
 mod stream;
@@ -34,7 +35,9 @@ const ABOUT: &str = "Add local ONNX sentence embeddings to kts.chunk/1 records";
 const AFTER_HELP: &str = "\
 Reads JSONL on stdin. Each kts.chunk/1 without an embedding of the model (or
 with one of another model) gets `embedding` (L2-normalised floats) and `model`
-(the model id); every other record passes through unchanged, in order. Models
+(the model id); every other record passes through unchanged, in order. The
+model reads a chunk's text after the headings of its `heading_path` that the
+text does not start with. Models
 are described by manifests in the project's models/ folder; their files are
 fetched once by models/fetch, never at run time. Vectors are cached by text
 hash in the scope's .kts/embeddings/<model>.bin (the scope is the `root` of

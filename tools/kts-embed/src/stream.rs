@@ -15,6 +15,7 @@ use serde_json::Value;
 
 use crate::cache::{EmbeddingCache, Key, text_key};
 use crate::embedder::Embedder;
+use crate::input::embedding_input;
 use crate::manifest::DEFAULT_MODEL;
 
 /// How a stream run without `--model` loads a model: the one each scope's
@@ -227,12 +228,13 @@ impl<'a> Stream<'a> {
             self.queue.push(Queued::Ready(value));
             return;
         }
-        let key = text_key(text);
+        let text = embedding_input(text, &value);
+        let key = text_key(&text);
         let cached = self.cache.get(&key).is_some() || self.misses.iter().any(|(k, _)| *k == key);
         if cached {
             self.counts.cached += 1;
         } else {
-            self.misses.push((key, text.to_string()));
+            self.misses.push((key, text));
         }
         if let Some(object) = value.as_object_mut() {
             object.remove("embedding");

@@ -155,7 +155,8 @@ pub struct ChunkRecord {
     /// Slide the chunk starts on, from 1.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slide: Option<u32>,
-    /// The chunk's embedding (L2-normalised), added by kts-embed.
+    /// The chunk's embedding (L2-normalised), added by kts-embed: of its text
+    /// read after the headings of its path that the text does not start with.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub embedding: Option<Vec<f32>>,
     /// Id of the model that made `embedding`.
