@@ -82,7 +82,7 @@ impl CrossEncoder {
             let settings = SessionSettings {
                 threads: self.threads,
                 spinning: false,
-                optimize: true,
+                prepare: true,
             };
             self.session = Some(open_session(&self.manifest, settings)?);
         }

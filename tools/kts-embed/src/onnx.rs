@@ -44,8 +44,10 @@ pub struct SessionSettings {
     pub threads: usize,
     /// Whether the threads spin, waiting for the next run, once a run ends.
     pub spinning: bool,
-    /// Whether ONNX Runtime optimises the graph when loading the model.
-    pub optimize: bool,
+    /// Whether ONNX Runtime prepares the model for many runs when loading
+    /// it: optimises the graph and packs the weights the way its kernels read
+    /// them. A process that runs the model once is quicker without.
+    pub prepare: bool,
 }
 
 /// Loads the manifest's ONNX model, checking it has the tensors the manifest names.
@@ -62,8 +64,9 @@ pub fn open_session(manifest: &Manifest, settings: SessionSettings) -> anyhow::R
     if !settings.spinning {
         builder = ort_err(builder.with_intra_op_spinning(false))?;
     }
-    if !settings.optimize {
+    if !settings.prepare {
         builder = ort_err(builder.with_optimization_level(GraphOptimizationLevel::Disable))?;
+        builder = ort_err(builder.with_config_entry("session.disable_prepacking", "1"))?;
     }
     let session = ort_err(builder.commit_from_file(&model_path))
         .with_context(|| format!("loading {}", model_path.display()))?;
