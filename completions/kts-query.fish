@@ -10,7 +10,7 @@ complete -c kts-query -l candidates -d 'Chunks each retriever contributes before
 complete -c kts-query -l doc-type -d 'Only documents of this type (POLICY, SOP, GUIDE, ...)' -r
 complete -c kts-query -l format -r -f -a "jsonl\t'kts.hit/1 records, one per line'
 text\t'Rank, score, citation and a snippet, for humans'"
-complete -c kts-query -l with -d 'Steps of the query pipeline to run besides the default ones' -r -f -a "acronyms\t'Acronyms in the question also search for their expansions'
+complete -c kts-query -l with -d 'Steps of the query pipeline to run besides the default ones' -r -f -a "acronyms\t'An acronym the question asks about also searches for its expansions; one the config lists, wherever it occurs'
 synonyms\t'Words of the question also search for their synonyms'
 filters\t'Intent words, error codes and systems become metadata filters'
 decompose\t'A question with several parts is searched part by part'
@@ -18,7 +18,7 @@ step-back\t'A more general question about the question\'s main entity joins the 
 signals\t'Ranking signals after fusion (error code, intent, title, entities, density)'
 graph\t'The knowledge graph\'s connectivity joins the fusion'
 feedback\t'The question\'s vector moves toward its best fused chunks, and vector search runs again with it (pseudo-relevance feedback)'"
-complete -c kts-query -l without -d 'Steps of the query pipeline not to run' -r -f -a "acronyms\t'Acronyms in the question also search for their expansions'
+complete -c kts-query -l without -d 'Steps of the query pipeline not to run' -r -f -a "acronyms\t'An acronym the question asks about also searches for its expansions; one the config lists, wherever it occurs'
 synonyms\t'Words of the question also search for their synonyms'
 filters\t'Intent words, error codes and systems become metadata filters'
 decompose\t'A question with several parts is searched part by part'

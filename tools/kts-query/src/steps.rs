@@ -9,7 +9,8 @@ use clap::ValueEnum;
 /// nDCG@10 by more than 0.002 and raises their mean.
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Step {
-    /// Acronyms in the question also search for their expansions.
+    /// An acronym the question asks about also searches for its expansions;
+    /// one the config lists, wherever it occurs.
     Acronyms,
     /// Words of the question also search for their synonyms.
     Synonyms,
@@ -44,13 +45,10 @@ impl Step {
 
     pub fn on_by_default(self) -> bool {
         match self {
-            Step::Signals | Step::Feedback => true,
-            Step::Filters
-            | Step::Decompose
-            | Step::Acronyms
-            | Step::Synonyms
-            | Step::StepBack
-            | Step::Graph => false,
+            Step::Acronyms | Step::Signals | Step::Feedback => true,
+            Step::Filters | Step::Decompose | Step::Synonyms | Step::StepBack | Step::Graph => {
+                false
+            }
         }
     }
 }

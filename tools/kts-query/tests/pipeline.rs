@@ -159,18 +159,25 @@ fn validator(schema: &str) -> jsonschema::Validator {
 #[test]
 fn acronyms_find_the_documents_that_only_spell_them_out() {
     let question = "what is our SLA";
-    assert!(!paths(question, "").contains(&"priority-tickets.md".into()));
-    let expanded = paths(question, "--with acronyms");
+    let unexpanded = paths(question, "--without acronyms");
+    assert!(!unexpanded.contains(&"priority-tickets.md".into()));
+    let expanded = paths(question, "");
     assert!(
         expanded.contains(&"priority-tickets.md".into()),
         "{expanded:?}"
     );
-    let plan = plan(question, "--with acronyms");
-    assert_eq!(notes(&plan, "acronyms"), ["SLA → Service Level Agreement"]);
+    let asked = plan(question, "");
+    assert_eq!(notes(&asked, "acronyms"), ["SLA → Service Level Agreement"]);
+    // A question that uses the acronym without asking about it is searched
+    // as written: the documents' expansion is for questions about it.
+    let used = plan("the SLA was breached twice", "");
+    assert!(notes(&used, "acronyms").is_empty(), "{used:#}");
 
-    // From the scope's config: PTO is spelled out only there.
-    assert!(paths("PTO", "").is_empty());
-    assert_eq!(paths("PTO", "--with acronyms")[0], "time-off.md");
+    // From the scope's config: PTO is spelled out only there, and a
+    // configured acronym is expanded wherever it occurs.
+    assert!(paths("PTO", "--without acronyms").is_empty());
+    assert_eq!(paths("PTO", "")[0], "time-off.md");
+    assert_eq!(paths("PTO for parents", "")[0], "time-off.md");
 }
 
 #[test]

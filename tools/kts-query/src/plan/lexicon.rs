@@ -117,8 +117,8 @@ impl<'a> Lexicon<'a> {
     }
 
     /// The expansions of an acronym (as written in a question): the config's
-    /// first, then the ones the documents give most often.
-    pub fn expansions(&self, acronym: &str) -> anyhow::Result<Vec<String>> {
+    /// first, then, when `from_documents`, the ones the documents give most often.
+    pub fn expansions(&self, acronym: &str, from_documents: bool) -> anyhow::Result<Vec<String>> {
         let mut found: Vec<String> = self
             .config
             .acronyms
@@ -126,7 +126,7 @@ impl<'a> Lexicon<'a> {
             .filter(|(name, _)| name.eq_ignore_ascii_case(acronym))
             .flat_map(|(_, expansions)| expansions.as_slice().iter().cloned())
             .collect();
-        if self.has_graph {
+        if self.has_graph && from_documents {
             let mut stmt = self.conn.prepare_cached(
                 "SELECT expansion, count(DISTINCT doc_id) FROM graph_expansions
                  WHERE acronym IN (?1, ?2)

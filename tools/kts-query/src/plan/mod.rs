@@ -208,7 +208,8 @@ impl<'a> Planner<'a> {
         if self.steps.on(Step::Acronyms) {
             let mut added = Vec::new();
             for acronym in acronyms(text) {
-                for expansion in self.lexicon.expansions(&acronym)? {
+                let asked = asks_about(text, &acronym);
+                for expansion in self.lexicon.expansions(&acronym, asked)? {
                     if !contains_words(text, &expansion) {
                         plan.note(Step::Acronyms, format!("{acronym} → {expansion}"));
                         added.push(expansion);
@@ -368,6 +369,47 @@ fn acronyms(text: &str) -> Vec<String> {
     found
 }
 
+/// Whether the question asks what `acronym` is or stands for ("what does
+/// TAIT stand for", "what is an SLA", "define CTFE", "meaning of UFCS").
+/// Such a question's answer names the expansion; in any other question the
+/// documents that answer it mostly write the acronym as the question does,
+/// and an expansion pulls the search away from them (SciFact's claims: HIV,
+/// LDL, MAPK).
+fn asks_about(question: &str, acronym: &str) -> bool {
+    const DETERMINERS: &[&str] = &["a", "an", "the", "our", "your", "my", "their", "this"];
+    let words = lowercase_words(question);
+    let acronym = acronym.to_lowercase();
+    let is_acronym = |i: usize| {
+        words
+            .get(i)
+            .is_some_and(|w| *w == acronym || w.strip_suffix('s') == Some(acronym.as_str()))
+    };
+    // The word at `i`, past an article or a possessive, is the acronym.
+    let names_it = |i: usize| {
+        let skip = words
+            .get(i)
+            .is_some_and(|w| DETERMINERS.contains(&w.as_str()));
+        is_acronym(if skip { i + 1 } else { i })
+    };
+    (0..words.len()).any(|i| {
+        let (word, next) = (words[i].as_str(), words.get(i + 1).map(String::as_str));
+        match word {
+            "what" | "whats" => {
+                matches!(next, Some("is" | "are" | "does" | "do" | "s")) && names_it(i + 2)
+            }
+            "define" => names_it(i + 1),
+            "meaning" | "definition" | "expansion" => next == Some("of") && names_it(i + 2),
+            _ => {
+                is_acronym(i)
+                    && matches!(
+                        next,
+                        Some("stand" | "stands" | "means" | "mean" | "meaning")
+                    )
+            }
+        }
+    })
+}
+
 /// Whether `text` contains `words` as whole words, ignoring case.
 fn contains_words(text: &str, words: &str) -> bool {
     let text = format!(" {} ", word_string(text));
@@ -403,6 +445,32 @@ fn remove_words(text: &str, words: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_a_question_about_an_acronym_asks_about_it() {
+        for question in [
+            "what does TAIT stand for?",
+            "What is an SLA?",
+            "what is our SLA",
+            "what are GATs",
+            "Define CTFE",
+            "meaning of UFCS",
+            "What's the ABI",
+            "RPIT means what?",
+        ] {
+            let acronym = acronyms(question).remove(0);
+            assert!(asks_about(question, &acronym), "{question}");
+        }
+        for question in [
+            "LDL cholesterol has a causal role in cardiovascular disease.",
+            "Having a main partner improves HIV outcomes.",
+            "What is the role of MAPK in splenomegaly?",
+            "how do I reset my VPN password",
+        ] {
+            let acronym = acronyms(question).remove(0);
+            assert!(!asks_about(question, &acronym), "{question}");
+        }
+    }
 
     #[test]
     fn acronyms_are_capital_words() {
