@@ -14,7 +14,7 @@ pub fn embedding_input(text: &str, chunk: &Value) -> String {
         .map(|path| path.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default();
     headings.retain(|heading| !heading.trim().is_empty());
-    let opening = text.trim_start().trim_start_matches('#').trim_start();
+    let opening = past_markers(text).trim_start_matches('#').trim_start();
     if headings
         .last()
         .is_some_and(|last| opening.starts_with(last.trim()))
@@ -25,6 +25,18 @@ pub fn embedding_input(text: &str, chunk: &Value) -> String {
         return text.to_string();
     }
     format!("{}\n\n{text}", headings.join(" > "))
+}
+
+/// The text past its leading whitespace and markers (`<!-- slide: 3 -->`).
+fn past_markers(text: &str) -> &str {
+    let mut rest = text.trim_start();
+    while let Some(comment) = rest.strip_prefix("<!--") {
+        match comment.find("-->") {
+            Some(end) => rest = comment[end + 3..].trim_start(),
+            None => break,
+        }
+    }
+    rest
 }
 
 #[cfg(test)]
@@ -53,6 +65,13 @@ mod tests {
             embedding_input("# Guide\n\nIntro.", &top),
             "# Guide\n\nIntro."
         );
+    }
+
+    #[test]
+    fn a_heading_after_a_marker_is_the_one_the_chunk_starts_with() {
+        let chunk = json!({"heading_path": ["Roadmap"]});
+        let text = "<!-- slide: 3 -->\n\n## Roadmap\n\n- Q1";
+        assert_eq!(embedding_input(text, &chunk), text);
     }
 
     #[test]
