@@ -36,8 +36,9 @@ const AFTER_HELP: &str = "\
 Reads JSONL on stdin. Each kts.chunk/1 without an embedding of the model (or
 with one of another model) gets `embedding` (L2-normalised floats) and `model`
 (the model id); every other record passes through unchanged, in order. The
-model reads a chunk's text after the headings of its `heading_path` that the
-text does not start with. Models
+model reads a chunk's text after its document's title (from the kts.doc/1
+record ahead of it) and the headings of its `heading_path`, less what the
+text starts with. Models
 are described by manifests in the project's models/ folder; their files are
 fetched once by models/fetch, never at run time. Vectors are cached by text
 hash in the scope's .kts/embeddings/<model>.bin (the scope is the `root` of

@@ -102,6 +102,9 @@ pub struct Stream<'a> {
     queue: Vec<Queued>,
     /// Distinct texts of the queued chunks that need the model.
     misses: Vec<(Key, String)>,
+    /// The id and title of the last `kts.doc/1` record: the document of
+    /// the chunks that follow it.
+    document: Option<(String, String)>,
     out: JsonlWriter,
     bar: ProgressBar,
     pub counts: Counts,
@@ -130,6 +133,7 @@ impl<'a> Stream<'a> {
             window: batch.max(1) * 8,
             queue: Vec::new(),
             misses: Vec::new(),
+            document: None,
             out: JsonlWriter::new(),
             bar: kts_cli::progress_bar(messages.tool(), None),
             counts: Counts::default(),
@@ -165,9 +169,12 @@ impl<'a> Stream<'a> {
         Ok(())
     }
 
-    /// A document: its scope root picks the model (without `--model`) and
-    /// the cache for the chunks that follow.
+    /// A document: its title goes before its chunks' text, and its scope
+    /// root picks the model (without `--model`) and the cache for the chunks
+    /// that follow.
     fn doc(&mut self, value: Value) -> anyhow::Result<()> {
+        let text_of = |key: &str| value.get(key).and_then(Value::as_str).map(str::to_string);
+        self.document = text_of("doc_id").map(|id| (id, text_of("title").unwrap_or_default()));
         let root = value.get("root").and_then(Value::as_str).map(Path::new);
         let kts_dir = root.map(|r| r.join(".kts"));
         self.follow_scope_model(kts_dir.as_deref())?;
@@ -228,7 +235,11 @@ impl<'a> Stream<'a> {
             self.queue.push(Queued::Ready(value));
             return;
         }
-        let text = embedding_input(text, &value);
+        let title = match (&self.document, value.get("doc_id").and_then(Value::as_str)) {
+            (Some((doc_id, title)), Some(id)) if doc_id == id => title.as_str(),
+            _ => "",
+        };
+        let text = embedding_input(text, &value, title);
         let key = text_key(&text);
         let cached = self.cache.get(&key).is_some() || self.misses.iter().any(|(k, _)| *k == key);
         if cached {

@@ -386,3 +386,40 @@ fn without_model_a_scope_keeps_the_model_its_index_was_built_with() {
     let (_, records) = embed(&input, &["--models", models, "--model", MODEL]);
     assert_embedded(&records[1]);
 }
+
+#[test]
+fn a_chunk_is_read_after_its_documents_title_and_headings() {
+    let models = models_dir();
+    let scope = tempfile::tempdir().unwrap();
+    let mut titled = doc(scope.path(), "d1");
+    titled["title"] = json!("Okapi guide");
+    let mut under = chunk("d1", 0, "It ranks documents by term frequency.");
+    under["heading_path"] = json!(["Scoring"]);
+    let input = lines(&[titled, under]);
+    let (output, records) = embed(&input, &["--models", models.to_str().unwrap()]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let read = "Okapi guide > Scoring\n\nIt ranks documents by term frequency.";
+    let vector_of = |text: &str| -> Vec<f64> {
+        let (output, records) = embed("", &["--models", models.to_str().unwrap(), "--query", text]);
+        assert!(output.status.success(), "{}", stderr(&output));
+        to_floats(&records[0]["embedding"])
+    };
+    let cosine = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f64>();
+    let embedded = to_floats(&records[1]["embedding"]);
+    assert!(cosine(&embedded, &vector_of(read)) > 0.999);
+    assert!(
+        cosine(
+            &embedded,
+            &vector_of("It ranks documents by term frequency.")
+        ) < 0.99
+    );
+}
+
+fn to_floats(vector: &Value) -> Vec<f64> {
+    vector
+        .as_array()
+        .expect("an embedding")
+        .iter()
+        .map(|x| x.as_f64().unwrap())
+        .collect()
+}

@@ -156,7 +156,8 @@ pub struct ChunkRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slide: Option<u32>,
     /// The chunk's embedding (L2-normalised), added by kts-embed: of its text
-    /// read after the headings of its path that the text does not start with.
+    /// read after its document's title and its heading path, less what the
+    /// text starts with.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub embedding: Option<Vec<f32>>,
     /// Id of the model that made `embedding`.
