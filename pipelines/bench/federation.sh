@@ -43,6 +43,7 @@ echo "== cargo build --release (kts-query, bench example)" >&2
 (cd "$root" && cargo build --release --quiet -p kts-query --bins --example bench)
 bin=$target/release
 bench=$bin/examples/bench
+source "$root/pipelines/bench/timing.sh"
 
 uptime
 echo "== one store of $all_chunks chunks" >&2
@@ -69,16 +70,9 @@ awk -v a="$(p50 <<<"$everything")" -v s="$(p50 <<<"$scoped")" \
 fan() {
     local label=$1
     shift
-    head -n 50 "$work/all/queries.jsonl" | while IFS= read -r line; do
-        local question t0 t1
-        question=$(jq -r .text <<<"$line")
-        t0=$(date +%s%N)
-        "$bin/kts-query" "$work/root" "$question" --quiet "$@" >/dev/null
-        t1=$(date +%s%N)
-        echo $(((t1 - t0) / 1000))
-    done | sort -n | awk -v label="$label" '{ a[NR] = $1 } END {
-        printf "%s: p50 %.1f ms, p95 %.1f ms over %d questions\n",
-            label, a[int(NR * 0.5) + 1] / 1000, a[int(NR * 0.95) + 1] / 1000, NR }'
+    query_texts "$work/all/queries.jsonl" 50 | while IFS= read -r question; do
+        microseconds "$bin/kts-query" "$work/root" "$question" --quiet "$@"
+    done | percentiles "$label"
 }
 
 echo "== fan-out over $fan_out scopes (one process per question)" >&2

@@ -33,20 +33,14 @@ fi
 echo "== cargo build --release (kts-query, bench example)" >&2
 (cd "$root" && cargo build --release --quiet -p kts-query --bins --example bench)
 bench=$target/release/examples/bench
+source "$root/pipelines/bench/timing.sh"
 
 # p50/p95 of one kts-query process per question, BM25 only.
 cold() {
     local scope=$1 queries=$2
-    head -n 50 "$queries" | python3 -c 'import json, sys
-for line in sys.stdin: print(json.loads(line)["text"])' | while IFS= read -r question; do
-        local t0 t1
-        t0=$(date +%s%N)
-        "$target/release/kts-query" "$scope" --mode bm25 "$question" >/dev/null
-        t1=$(date +%s%N)
-        echo $(((t1 - t0) / 1000))
-    done | sort -n | awk '{ a[NR] = $1 } END {
-        printf "cold process kts-query --mode bm25: p50 %.1f ms, p95 %.1f ms over %d queries\n",
-            a[int(NR * 0.5) + 1] / 1000, a[int(NR * 0.95) + 1] / 1000, NR }'
+    query_texts "$queries" 50 | while IFS= read -r question; do
+        microseconds "$target/release/kts-query" "$scope" --mode bm25 "$question"
+    done | percentiles "cold process kts-query --mode bm25"
 }
 
 for n in "${sizes[@]}"; do

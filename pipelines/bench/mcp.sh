@@ -49,11 +49,7 @@ echo "== cargo build --release (kts-index, kts-query, kts-mcp, bench example)" >
 bin=$target/release
 bench=$bin/examples/bench
 
-percentiles() {
-    sort -n | awk -v what="$1" '{ a[NR] = $1 } END {
-        printf "%s: p50 %.1f ms, p95 %.1f ms over %d questions\n",
-            what, a[int(NR * 0.5) + 1] / 1000, a[int(NR * 0.95) + 1] / 1000, NR }'
-}
+source "$root/pipelines/bench/timing.sh"
 
 for n in "${sizes[@]}"; do
     dir=$work/n$n
@@ -99,10 +95,7 @@ print("16 clients x 50 searches: %s queries/s, p50 %s ms, p95 %s ms, %d failed"
     server=
 
     printf "%s\n" "${questions[@]:0:20}" | while IFS= read -r question; do
-        t0=$(date +%s%N)
-        "$bin/kts-query" "$scope" "$question" >/dev/null 2>&1
-        t1=$(date +%s%N)
-        echo $(((t1 - t0) / 1000))
+        microseconds "$bin/kts-query" "$scope" "$question" 2>/dev/null
     done | percentiles "cold kts-query process, question embedded by the model" | tee "$dir/cold.txt"
     warm=$(sed -n 's/.*p50 \([0-9.]*\) ms.*/\1/p' "$dir/warm.txt")
     cold=$(sed -n 's/.*p50 \([0-9.]*\) ms.*/\1/p' "$dir/cold.txt")

@@ -44,19 +44,14 @@ echo "== cargo build --release (kts-index, kts-query, kts-embed, bench example)"
 (cd "$root" && cargo build --release --quiet -p kts-index -p kts-query -p kts-embed --bins --example bench)
 bin=$target/release
 bench=$bin/examples/bench
+source "$root/pipelines/bench/timing.sh"
 
 # p50/p95 of the cold runs: one process per query.
 cold() {
     local scope=$1 queries=$2 n=$3
     head -n "$n" "$queries" | while IFS= read -r line; do
-        local t0 t1
-        t0=$(date +%s%N)
-        printf '%s\n' "$line" | "$bin/kts-query" "$scope" --batch >/dev/null
-        t1=$(date +%s%N)
-        echo $(((t1 - t0) / 1000))
-    done | sort -n | awk '{ a[NR] = $1 } END {
-        printf "cold process --mode hybrid: p50 %.1f ms, p95 %.1f ms over %d queries\n",
-            a[int(NR * 0.5) + 1] / 1000, a[int(NR * 0.95) + 1] / 1000, NR }'
+        printf '%s\n' "$line" | microseconds "$bin/kts-query" "$scope" --batch
+    done | percentiles "cold process --mode hybrid"
 }
 
 # p50/p95 of a cold process that embeds the question with the model (needs models/fetch).
@@ -66,16 +61,9 @@ cold_with_model() {
         echo "query-bench: the model is missing: run models/fetch first" >&2
         exit 2
     fi
-    head -n "$n" "$queries" | python3 -c 'import json, sys
-for line in sys.stdin: print(json.loads(line)["text"])' | while IFS= read -r question; do
-        local t0 t1
-        t0=$(date +%s%N)
-        "$bin/kts-query" "$scope" "$question" >/dev/null
-        t1=$(date +%s%N)
-        echo $(((t1 - t0) / 1000))
-    done | sort -n | awk '{ a[NR] = $1 } END {
-        printf "cold process, question embedded by the model: p50 %.1f ms, p95 %.1f ms over %d queries\n",
-            a[int(NR * 0.5) + 1] / 1000, a[int(NR * 0.95) + 1] / 1000, NR }'
+    query_texts "$queries" "$n" | while IFS= read -r question; do
+        microseconds "$bin/kts-query" "$scope" "$question"
+    done | percentiles "cold process, question embedded by the model"
 }
 
 for n in "${sizes[@]}"; do
