@@ -245,9 +245,10 @@ impl Searcher {
     /// The queries the pipeline's steps make of a question.
     pub fn plan(&self, question: &str) -> anyhow::Result<Plan> {
         let lexicon = Lexicon::new(self.store.connection(), &self.config, self.has_graph);
-        let doc_types = match self.settings.steps.on(Step::Filters) {
-            true => self.doc_types()?,
-            false => &[],
+        let doc_types = if self.settings.steps.on(Step::Filters) {
+            self.doc_types()?
+        } else {
+            &[]
         };
         let planner = Planner::new(
             lexicon,
