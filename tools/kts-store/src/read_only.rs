@@ -9,6 +9,11 @@
 //! (kts's writers fold it back into the database when they finish). The
 //! lexical index, for its part, takes a lock file to read; there it reads
 //! without one.
+//!
+//! A writer killed while SQLite was making the file leaves a rollback
+//! journal that a read-only connection may not undo; where the file can be
+//! written, the reader lets SQLite undo it, so a kill never leaves a store
+//! that readers refuse.
 
 use std::io;
 use std::path::Path;
@@ -35,6 +40,11 @@ pub fn open_read_only(path: &Path) -> anyhow::Result<Connection> {
         Ok(()) => return Ok(conn),
         Err(error) => error,
     };
+    if hot_journal(&error) && can_write(path) {
+        drop(conn);
+        roll_back_hot_journal(path).with_context(opening)?;
+        return open_read_only(path);
+    }
     if !(disk_full(&error) || cannot_open(&error) && !can_write(path)) {
         return Err(error).with_context(opening);
     }
@@ -61,6 +71,29 @@ fn disk_full(error: &rusqlite::Error) -> bool {
             if [ffi::SQLITE_IOERR_SHMOPEN, ffi::SQLITE_IOERR_SHMSIZE, ffi::SQLITE_FULL]
                 .contains(&e.extended_code)
     )
+}
+
+/// A writer was killed in a transaction of rollback-journal mode, which kts
+/// uses only while SQLite makes a new file (before `journal_mode = WAL`
+/// takes effect): the journal must be rolled back, and a read-only
+/// connection may not.
+fn hot_journal(error: &rusqlite::Error) -> bool {
+    matches!(
+        error,
+        rusqlite::Error::SqliteFailure(e, _) if e.extended_code == rusqlite::ffi::SQLITE_READONLY_ROLLBACK
+    )
+}
+
+/// Lets SQLite roll the journal back, as any connection that can write does
+/// at its first read. It takes SQLite's locks: a live writer's journal is
+/// not hot, and is left alone.
+fn roll_back_hot_journal(path: &Path) -> rusqlite::Result<()> {
+    let conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )?;
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    conn.query_row("PRAGMA schema_version", [], |_| Ok(()))
 }
 
 fn cannot_open(error: &rusqlite::Error) -> bool {
@@ -173,5 +206,40 @@ mod tests {
             .query_row("SELECT x FROM t", [], |r| r.get(0))
             .unwrap();
         assert_eq!(x, 1);
+    }
+
+    #[test]
+    fn a_hot_journal_left_by_a_killed_writer_is_rolled_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.db");
+        let writer = Connection::open(&path).unwrap();
+        // A transaction bigger than the page cache: SQLite writes into the file
+        // before it commits, having saved the pages it overwrites in the journal.
+        writer
+            .execute_batch(
+                "PRAGMA journal_mode = DELETE; PRAGMA cache_size = 2;
+                 CREATE TABLE t(x); INSERT INTO t VALUES (1);
+                 BEGIN;
+                 INSERT INTO t
+                 WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 500)
+                 SELECT zeroblob(1000) FROM n;",
+            )
+            .unwrap();
+        // What a kill leaves: the file mid-transaction and its journal, with no
+        // process holding a lock on them.
+        let killed = tempfile::tempdir().unwrap();
+        let copy = killed.path().join("t.db");
+        std::fs::copy(&path, &copy).unwrap();
+        std::fs::copy(
+            dir.path().join("t.db-journal"),
+            killed.path().join("t.db-journal"),
+        )
+        .unwrap();
+        let reader = open_read_only(&copy).unwrap();
+        let rows: i64 = reader
+            .query_row("SELECT count(*) FROM t", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(rows, 1);
+        assert!(!killed.path().join("t.db-journal").exists());
     }
 }
