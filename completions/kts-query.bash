@@ -42,7 +42,7 @@ _kts__query() {
                     return 0
                     ;;
                 --fusion)
-                    COMPREPLY=($(compgen -W "convex rrf" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "convex zscore rrf" -- "${cur}"))
                     return 0
                     ;;
                 --top-k)

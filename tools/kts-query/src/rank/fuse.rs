@@ -17,6 +17,10 @@ pub enum Fusion {
     /// counts, a near tie does not.
     #[default]
     Convex,
+    /// As convex, but each list scaled by its scores' standard deviation
+    /// instead of their range: a hit far above the rest of its list counts
+    /// more than a near tie at the top of an even one.
+    Zscore,
     /// Reciprocal Rank Fusion: Σ weight / (60 + rank), ranks only.
     Rrf,
 }
@@ -27,6 +31,7 @@ impl Fusion {
         match self {
             Fusion::Convex => "convex",
             Fusion::Rrf => "rrf",
+            Fusion::Zscore => "zscore",
         }
     }
 }
@@ -98,8 +103,13 @@ fn part_of(list: &[Scored], fusion: Fusion, depth: usize) -> impl Fn(&Scored) ->
     if list.len() < depth {
         last = last.min(0.0);
     }
+    let n = list.len().max(1) as f64;
+    let mean = list.iter().map(|s| s.score).sum::<f64>() / n;
+    let deviation = (list.iter().map(|s| (s.score - mean).powi(2)).sum::<f64>() / n).sqrt();
     move |scored| match fusion {
         Fusion::Rrf => 1.0 / (RRF_K + scored.rank as f64),
+        Fusion::Zscore if deviation > 0.0 => (scored.score - last) / deviation,
+        Fusion::Zscore => 1.0,
         Fusion::Convex if best > last => (scored.score - last) / (best - last),
         Fusion::Convex => 1.0,
     }
@@ -237,6 +247,20 @@ mod tests {
         assert!((fused[0].score - expected).abs() < 1e-9);
         assert_eq!(fused[0].signals["convex"].score, fused[0].score);
         assert_eq!(fused[3].score, 0.0, "last in both lists");
+    }
+
+    #[test]
+    fn zscore_fusion_counts_a_lead_by_how_far_it_stands_out() {
+        // BM25's list falls off evenly; the vectors' best (chunk 100) stands
+        // far above the rest. Chunk 1 leads BM25 and is also among the vectors,
+        // near their end.
+        let bm25: Vec<(i64, f64)> = (0..20).map(|i| (1 + i, 1.0 - 0.01 * i as f64)).collect();
+        let mut vector = vec![(100, 10.0)];
+        vector.extend((0..19).map(|i| (if i == 17 { 1 } else { 101 + i }, 1.0 - 0.05 * i as f64)));
+        let lists = named(vec![("bm25", scored(&bm25)), ("vector", scored(&vector))]);
+        let first = |fusion| fuse(&lists, fusion, 20, |_| 1.0)[0].rowid;
+        assert_eq!(first(Fusion::Convex), 1, "1 plus a little against 1");
+        assert_eq!(first(Fusion::Zscore), 100, "4.8 deviations against 3.3");
     }
 
     #[test]
