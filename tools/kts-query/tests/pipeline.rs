@@ -303,6 +303,17 @@ fn signals_score_each_hit_and_can_be_switched_off() {
 }
 
 #[test]
+fn a_quoted_phrase_moves_up_the_chunks_that_say_it() {
+    // The travel page holds the three words apart, the account page together.
+    let plain = paths("thirty days before", "");
+    assert_eq!(plain[..2], ["travel.md", "accounts.md"]);
+    let hits = hits("\"thirty days before\"", "");
+    assert_eq!(hits[0]["path"], "accounts.md", "{hits:#?}");
+    assert_eq!(hits[0]["signals"]["phrase"]["score"], 1.0);
+    assert_eq!(hits[1]["signals"]["phrase"]["score"], 0.0);
+}
+
+#[test]
 fn confidence_is_a_probability_and_can_make_the_answer_abstain() {
     let hits = hits("how do I fix AUTH401", "");
     let confidences: Vec<f64> = hits

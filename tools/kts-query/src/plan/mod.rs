@@ -70,6 +70,8 @@ pub struct Plan {
     pub terms: Vec<String>,
     /// Each part's content words, when the question was decomposed.
     pub part_terms: Vec<Vec<String>>,
+    /// What the question puts in double quotes (lowercase): wanted word for word.
+    pub phrases: Vec<String>,
     pub notes: Vec<Note>,
 }
 
@@ -114,6 +116,7 @@ impl<'a> Planner<'a> {
         let mut plan = Plan {
             intent: intent_of(question).map(|(intent, _)| intent),
             terms: query_terms(question),
+            phrases: quoted(question),
             ..Plan::default()
         };
         let known = self.lexicon.known(&candidate_names(question))?;
@@ -410,6 +413,20 @@ fn asks_about(question: &str, acronym: &str) -> bool {
     })
 }
 
+/// The phrases between pairs of double quotes (straight or curly), lowercase.
+fn quoted(question: &str) -> Vec<String> {
+    let pieces: Vec<&str> = question.split(['"', '\u{201C}', '\u{201D}']).collect();
+    // Every other piece is between quotes; the last one only if a quote closes it.
+    let closed = pieces.len().saturating_sub(1);
+    pieces[..closed]
+        .iter()
+        .skip(1)
+        .step_by(2)
+        .map(|phrase| phrase.trim().to_lowercase())
+        .filter(|phrase| phrase.chars().any(char::is_alphanumeric))
+        .collect()
+}
+
 /// Whether `text` contains `words` as whole words, ignoring case.
 fn contains_words(text: &str, words: &str) -> bool {
     let text = format!(" {} ", word_string(text));
@@ -445,6 +462,20 @@ fn remove_words(text: &str, words: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn quoted_phrases_are_wanted_word_for_word() {
+        assert_eq!(
+            quoted("why does \"Connection reset\" follow the \u{201C}rollout stop\u{201D}?"),
+            ["connection reset", "rollout stop"]
+        );
+        assert!(
+            quoted("a 12\" screen").is_empty(),
+            "one quote is not a phrase"
+        );
+        assert!(quoted("no quotes at all").is_empty());
+        assert!(quoted("an empty \"\" pair").is_empty());
+    }
 
     #[test]
     fn only_a_question_about_an_acronym_asks_about_it() {

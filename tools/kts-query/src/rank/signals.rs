@@ -26,6 +26,11 @@ pub const WEIGHTS: &[(&str, f64, &str)] = &[
         "the chunk contains an error code the question names",
     ),
     (
+        "phrase",
+        0.5,
+        "share of the phrases the question puts in double quotes that the chunk says word for word",
+    ),
+    (
         "intent",
         0.1,
         "the document's type answers the question's intent",
@@ -172,6 +177,17 @@ pub fn signals(plan: &Plan, hit: &Hit) -> Vec<(&'static str, f64)> {
         let density = hits / chunk_words.len().max(1) as f64;
         out.push(("density", density / (density + HALF_DENSITY)));
     }
+    if !plan.phrases.is_empty() {
+        let said = plan
+            .phrases
+            .iter()
+            .filter(|phrase| {
+                let words: Vec<&str> = stems(phrase).collect();
+                chunk_words.windows(words.len()).any(|w| w == words)
+            })
+            .count();
+        out.push(("phrase", said as f64 / plan.phrases.len() as f64));
+    }
     if !plan.entities.is_empty() {
         let text = format!(" {} ", chunk_words.join(" "));
         let named = plan
@@ -302,6 +318,35 @@ mod tests {
             signals(&one_word, &hit("", "GENERAL", "cancer"))
                 .iter()
                 .all(|(name, _)| *name != "proximity")
+        );
+    }
+
+    #[test]
+    fn a_quoted_phrase_counts_where_the_chunk_says_it_word_for_word() {
+        let plan = Plan {
+            terms: vec!["rollout".into(), "stop".into(), "changes".into()],
+            phrases: vec!["rollout stop".into()],
+            ..Plan::default()
+        };
+        let phrase = |text: &str| {
+            signals(&plan, &hit("", "GENERAL", text))
+                .into_iter()
+                .find(|(name, _)| *name == "phrase")
+                .map(|(_, value)| value)
+        };
+        assert_eq!(
+            phrase("During a Rollout-Stops window no change ships."),
+            Some(1.0)
+        );
+        assert_eq!(phrase("Stop the rollout: no change ships."), Some(0.0));
+        let unquoted = Plan {
+            phrases: Vec::new(),
+            ..plan.clone()
+        };
+        assert!(
+            signals(&unquoted, &hit("", "GENERAL", "rollout stop"))
+                .iter()
+                .all(|(name, _)| *name != "phrase")
         );
     }
 
