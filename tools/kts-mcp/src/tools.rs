@@ -35,7 +35,7 @@ const SCOPE: &str = "In a knowledge root: the scope (its slug, as list_scopes gi
 
 /// Every tool, with the JSON Schema of its input and of its structured output.
 pub fn definitions() -> Vec<Tool> {
-    let question = json!({"type": "string", "description": "The question, or keywords."});
+    let question = json!({"type": "string", "description": "The question, or keywords; chunks that say a phrase in double quotes word for word rank higher."});
     let scope = json!({"type": "string", "description": SCOPE});
     let records = |schema: &str| {
         json!({"type": "array", "items": {"type": "object"},
