@@ -424,6 +424,7 @@ impl Searcher {
             intent: plan.intent.map(|i| i.name.to_string()),
             error_codes: plan.error_codes.clone(),
             entities: plan.entities.clone(),
+            phrases: plan.phrases.clone(),
             queries: planned,
             notes: plan
                 .notes

@@ -311,6 +311,8 @@ fn a_quoted_phrase_moves_up_the_chunks_that_say_it() {
     assert_eq!(hits[0]["path"], "accounts.md", "{hits:#?}");
     assert_eq!(hits[0]["signals"]["phrase"]["score"], 1.0);
     assert_eq!(hits[1]["signals"]["phrase"]["score"], 0.0);
+    let plan = plan("\"Thirty days before\"", "");
+    assert_eq!(plan["phrases"], serde_json::json!(["thirty days before"]));
 }
 
 #[test]

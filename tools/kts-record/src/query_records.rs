@@ -42,6 +42,10 @@ pub struct PlanRecord {
     /// Names of the scope's known entities (from its graph) the question names.
     #[serde(default)]
     pub entities: Vec<String>,
+    /// What the question puts in double quotes (lowercase): chunks that say
+    /// it word for word rank higher (the `phrase` signal).
+    #[serde(default)]
+    pub phrases: Vec<String>,
     /// The queries run, the question's first.
     pub queries: Vec<PlannedQuery>,
     /// What each step did, in order.
