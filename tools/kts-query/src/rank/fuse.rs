@@ -103,16 +103,23 @@ fn part_of(list: &[Scored], fusion: Fusion, depth: usize) -> impl Fn(&Scored) ->
     if list.len() < depth {
         last = last.min(0.0);
     }
-    let n = list.len().max(1) as f64;
-    let mean = list.iter().map(|s| s.score).sum::<f64>() / n;
-    let deviation = (list.iter().map(|s| (s.score - mean).powi(2)).sum::<f64>() / n).sqrt();
+    // What a hit's distance above the floor is measured in.
+    let spread = match fusion {
+        Fusion::Convex => best - last,
+        Fusion::Zscore => standard_deviation(list),
+        Fusion::Rrf => 0.0,
+    };
     move |scored| match fusion {
         Fusion::Rrf => 1.0 / (RRF_K + scored.rank as f64),
-        Fusion::Zscore if deviation > 0.0 => (scored.score - last) / deviation,
-        Fusion::Zscore => 1.0,
-        Fusion::Convex if best > last => (scored.score - last) / (best - last),
-        Fusion::Convex => 1.0,
+        _ if spread > 0.0 => (scored.score - last) / spread,
+        _ => 1.0,
     }
+}
+
+fn standard_deviation(list: &[Scored]) -> f64 {
+    let n = list.len().max(1) as f64;
+    let mean = list.iter().map(|s| s.score).sum::<f64>() / n;
+    (list.iter().map(|s| (s.score - mean).powi(2)).sum::<f64>() / n).sqrt()
 }
 
 /// The first `k` results, keeping only the best chunk of each document unless
