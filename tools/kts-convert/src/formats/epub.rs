@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use kts_record::ErrorCode;
 use serde_json::{Map, Value};
 
-use super::ooxml::{self, Element, Package};
+use super::ooxml::{Element, Package};
 use super::{Context, ConvertError, Converted, html};
 
 /// One entry of the package document's manifest.
@@ -25,7 +25,8 @@ struct Item {
 
 pub fn convert(bytes: &[u8], ctx: &mut Context) -> Result<Converted, ConvertError> {
     let mut package = Package::open(bytes, ctx.limits)?;
-    let container = read_xml(&mut package, "META-INF/container.xml")?
+    let container = package
+        .xml_part("META-INF/container.xml")?
         .ok_or_else(|| ConvertError::corrupt("not an EPUB: no META-INF/container.xml"))?;
     let mut rootfiles = Vec::new();
     container.descendants("rootfile", &mut rootfiles);
@@ -36,7 +37,7 @@ pub fn convert(bytes: &[u8], ctx: &mut Context) -> Result<Converted, ConvertErro
         .ok_or_else(|| {
             ConvertError::corrupt("not an EPUB: container.xml names no package document")
         })?;
-    let opf = read_xml(&mut package, &opf_path)?.ok_or_else(|| {
+    let opf = package.xml_part(&opf_path)?.ok_or_else(|| {
         ConvertError::corrupt(format!("the package document {opf_path} is missing"))
     })?;
     let base = opf_path.rsplit_once('/').map_or("", |(dir, _)| dir);
@@ -112,18 +113,6 @@ pub fn convert(bytes: &[u8], ctx: &mut Context) -> Result<Converted, ConvertErro
     })
 }
 
-/// A part parsed; `None` when missing, an error when it is not well-formed
-/// or declares entities.
-fn read_xml(package: &mut Package, name: &str) -> Result<Option<Element>, ConvertError> {
-    let Some(xml) = package.part(name) else {
-        return Ok(None);
-    };
-    ooxml::refuse_entity_declarations(name, &xml)?;
-    Element::parse(&xml)
-        .map(Some)
-        .ok_or_else(|| ConvertError::corrupt(format!("{name} is not well-formed XML")))
-}
-
 /// Title and properties from the package document's `metadata`.
 fn metadata(opf: &Element) -> (Option<String>, Map<String, Value>) {
     let mut properties = Map::new();
@@ -187,7 +176,7 @@ fn manifest(opf: &Element) -> HashMap<String, Item> {
 
 /// The parts `META-INF/encryption.xml` lists as encrypted.
 fn encrypted_parts(package: &mut Package) -> Result<Vec<String>, ConvertError> {
-    let Some(encryption) = read_xml(package, "META-INF/encryption.xml")? else {
+    let Some(encryption) = package.xml_part("META-INF/encryption.xml")? else {
         return Ok(Vec::new());
     };
     let mut references = Vec::new();

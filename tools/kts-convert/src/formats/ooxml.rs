@@ -172,6 +172,18 @@ impl<'a> Package<'a> {
         self.read_part(&found)
     }
 
+    /// A part parsed, `None` when it is missing; an error when it is not
+    /// well-formed or declares entities.
+    pub fn xml_part(&mut self, name: &str) -> Result<Option<Element>, ConvertError> {
+        let Some(xml) = self.part(name) else {
+            return Ok(None);
+        };
+        refuse_entity_declarations(name, &xml)?;
+        Element::parse(&xml)
+            .map(Some)
+            .ok_or_else(|| ConvertError::corrupt(format!("{name} is not well-formed XML")))
+    }
+
     /// The names of the package's XML parts (`.xml` and `.rels`).
     pub fn xml_part_names(&self) -> Vec<String> {
         self.zip

@@ -78,12 +78,12 @@ impl<'a> Document<'a> {
                 format!("an OpenDocument package of type {mimetype}, not {expected}"),
             ));
         }
-        let content = read_xml(&mut package, "content.xml")?.ok_or_else(|| {
+        let content = package.xml_part("content.xml")?.ok_or_else(|| {
             ConvertError::corrupt("not an OpenDocument file: no readable content.xml")
         })?;
-        let shared = read_xml(&mut package, "styles.xml")?;
+        let shared = package.xml_part("styles.xml")?;
         let styles = Styles::new(shared.as_ref(), &content);
-        let meta = read_xml(&mut package, "meta.xml")?;
+        let meta = package.xml_part("meta.xml")?;
         let (title, properties) = meta.as_ref().map(meta_properties).unwrap_or_default();
         Ok(Self {
             package,
@@ -101,18 +101,6 @@ impl<'a> Document<'a> {
             properties: self.properties,
         }
     }
-}
-
-/// A part parsed, `None` when it is missing; an error when it is not
-/// well-formed or declares entities.
-fn read_xml(package: &mut Package, name: &str) -> Result<Option<Element>, ConvertError> {
-    let Some(xml) = package.part(name) else {
-        return Ok(None);
-    };
-    ooxml::refuse_entity_declarations(name, &xml)?;
-    Element::parse(&xml)
-        .map(Some)
-        .ok_or_else(|| ConvertError::corrupt(format!("{name} is not well-formed XML")))
 }
 
 /// Title and properties from `meta.xml` (`office:meta`).
