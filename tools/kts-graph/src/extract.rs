@@ -296,6 +296,15 @@ impl Extractor {
         }
     }
 
+    /// Whether `text` spells `acronym` out, as `extract` finds expansions:
+    /// "Return Position Impl Trait (RPIT)" or "RPIT (return position impl trait)".
+    pub fn spells_out(&self, text: &str, acronym: &str) -> bool {
+        let prose = mask_fenced_code(text);
+        self.expansions(&prose, &mut Vec::new())
+            .iter()
+            .any(|e| e.acronym.eq_ignore_ascii_case(acronym))
+    }
+
     pub fn extract(&self, text: &str) -> ChunkEntities {
         let prose = mask_fenced_code(text);
         let sentences = self.sentence_ranges(&prose);
@@ -1183,6 +1192,18 @@ mod tests {
         let definition = &extract(&text).definitions[0];
         assert_eq!(definition.text.chars().count(), MAX_DEFINITION_CHARS);
         assert!(definition.text.ends_with('…'));
+    }
+
+    #[test]
+    fn spelling_an_acronym_out_is_told_from_naming_it() {
+        let extractor = Extractor::new(&[], &[]);
+        let defines = "Each deal follows the Pooling and Servicing Agreement (PSA).";
+        let defines_after = "Clients call the API (application programming interface).";
+        let names = "The PSA (see above) says so, and the API is (PSA) bound.";
+        assert!(extractor.spells_out(defines, "PSA"));
+        assert!(extractor.spells_out(defines_after, "api"));
+        assert!(!extractor.spells_out(defines, "API"));
+        assert!(!extractor.spells_out(names, "PSA"));
     }
 
     #[test]

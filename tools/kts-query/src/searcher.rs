@@ -485,7 +485,7 @@ impl Searcher {
             let Some(hit) = by_rowid.get(&f.rowid) else {
                 continue;
             };
-            let signals = rank::signals::signals(plan, hit);
+            let signals = rank::signals::signals(plan, hit, plain_extractor());
             f.score *= rank::signals::boost(&signals, &self.settings.weights);
             for (name, value) in signals {
                 f.signals.insert(

@@ -72,6 +72,8 @@ pub struct Plan {
     pub part_terms: Vec<Vec<String>>,
     /// What the question puts in double quotes (lowercase): wanted word for word.
     pub phrases: Vec<String>,
+    /// The acronyms the question asks the meaning of ("what does RPIT stand for").
+    pub asked_acronyms: Vec<String>,
     pub notes: Vec<Note>,
 }
 
@@ -117,6 +119,10 @@ impl<'a> Planner<'a> {
             intent: intent_of(question).map(|(intent, _)| intent),
             terms: query_terms(question),
             phrases: quoted(question),
+            asked_acronyms: acronyms(question)
+                .into_iter()
+                .filter(|acronym| asks_about(question, acronym))
+                .collect(),
             ..Plan::default()
         };
         let known = self.lexicon.known(&candidate_names(question))?;

@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use kts_graph::extract::Extractor;
 use kts_store::Hit;
 
 use crate::plan::Plan;
@@ -29,6 +30,11 @@ pub const WEIGHTS: &[(&str, f64, &str)] = &[
         "phrase",
         0.5,
         "share of the phrases the question puts in double quotes that the chunk says word for word",
+    ),
+    (
+        "definition",
+        0.5,
+        "the chunk spells out the acronym the question asks the meaning of",
     ),
     (
         "intent",
@@ -133,7 +139,7 @@ impl Weights {
 }
 
 /// The signals of one candidate (only those the question gives a basis for).
-pub fn signals(plan: &Plan, hit: &Hit) -> Vec<(&'static str, f64)> {
+pub fn signals(plan: &Plan, hit: &Hit, extractor: &Extractor) -> Vec<(&'static str, f64)> {
     let mut out = Vec::new();
     let chunk_lower = hit.text.to_lowercase();
     let chunk_words: Vec<&str> = stems(&chunk_lower).collect();
@@ -144,6 +150,13 @@ pub fn signals(plan: &Plan, hit: &Hit) -> Vec<(&'static str, f64)> {
             .iter()
             .any(|code| contains_token(&text, &code.to_uppercase()));
         out.push(("error_code", f64::from(u8::from(found))));
+    }
+    if !plan.asked_acronyms.is_empty() {
+        let spelled = plan
+            .asked_acronyms
+            .iter()
+            .any(|acronym| extractor.spells_out(&hit.text, acronym));
+        out.push(("definition", f64::from(u8::from(spelled))));
     }
     if let Some(intent) = plan.intent {
         let matches = intent.doc_types.contains(&hit.doc_type.as_str());
@@ -288,7 +301,7 @@ mod tests {
 
     /// One signal of a chunk of `text`, if the question gave it a basis.
     fn signal(plan: &Plan, text: &str, name: &str) -> Option<f64> {
-        signals(plan, &hit("", "GENERAL", text))
+        signals(plan, &hit("", "GENERAL", text), &Extractor::new(&[], &[]))
             .into_iter()
             .find(|(n, _)| *n == name)
             .map(|(_, value)| value)
@@ -341,13 +354,42 @@ mod tests {
     }
 
     #[test]
+    fn a_chunk_spelling_out_the_acronym_asked_about_is_a_definition() {
+        let plan = Plan {
+            terms: vec!["rpit".into(), "stand".into()],
+            asked_acronyms: vec!["RPIT".into()],
+            ..Plan::default()
+        };
+        let definition = |text: &str| signal(&plan, text, "definition");
+        assert_eq!(
+            definition("Return position impl Trait (RPIT) hides the type."),
+            Some(1.0)
+        );
+        assert_eq!(definition("RPIT captures every lifetime."), Some(0.0));
+        let not_asked = Plan {
+            asked_acronyms: Vec::new(),
+            ..plan.clone()
+        };
+        assert_eq!(
+            signal(
+                &not_asked,
+                "Return position impl Trait (RPIT)",
+                "definition"
+            ),
+            None
+        );
+    }
+
+    #[test]
     fn signals_measure_the_fit() {
         let good = hit(
             "Fixing AUTH401",
             "TROUBLESHOOT",
             "To fix AUTH401, clear the token cache: tokens expire.",
         );
-        let seen: BTreeMap<_, _> = signals(&plan(), &good).into_iter().collect();
+        let seen: BTreeMap<_, _> = signals(&plan(), &good, &Extractor::new(&[], &[]))
+            .into_iter()
+            .collect();
         assert_eq!(seen["error_code"], 1.0);
         assert_eq!(seen["intent"], 1.0);
         assert!(
@@ -358,7 +400,7 @@ mod tests {
         assert_eq!(seen["entities"], 1.0);
 
         let poor = hit("Lunch", "GENERAL", "AUTH4011 is a product number.");
-        let seen = signals(&plan(), &poor);
+        let seen = signals(&plan(), &poor, &Extractor::new(&[], &[]));
         let by_name: BTreeMap<_, _> = seen.iter().cloned().collect();
         assert_eq!(by_name["error_code"], 0.0);
         assert_eq!(by_name["intent"], 0.0);
