@@ -7,6 +7,7 @@ use clap::{CommandFactory, Parser};
 use kts_cli::{Exit, Incoming, JsonlReader, JsonlWriter};
 use kts_record::{ChunkRecord, DocRecord, ErrorCode};
 use serde::Deserialize;
+use serde_json::Value;
 
 pub use splitter::{Chunk, ChunkSettings, split};
 
@@ -14,8 +15,9 @@ const ABOUT: &str =
     "Split kts.doc/1 Markdown into kts.chunk/1 records at headings, paragraphs and sentences";
 
 const AFTER_HELP: &str = "\
-Reads kts.doc/1 records on stdin. Each document is passed through, followed by
-its chunks: spans of its Markdown of about --size characters that end at
+Reads kts.doc/1 records on stdin. Each document is passed through, with the
+number of its chunks in `chunks` (kts-index keeps a document only when that many
+arrive), followed by its chunks: spans of its Markdown of about --size characters that end at
 sentence boundaries, overlapping by about --overlap characters. Headings start
 new chunks; tables and code blocks are kept whole when they fit, and a table
 that does not is split between rows. Each chunk carries its heading path (for
@@ -68,27 +70,37 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     let (mut documents, mut chunks) = (0usize, 0usize);
     while let Some(item) = reader.next() {
         match item? {
-            Ok(Incoming::Doc(value)) => {
+            Ok(Incoming::Doc(mut value)) => {
                 let path = value.get("path").and_then(|p| p.as_str()).map(String::from);
-                let well_formed = DocRecord::deserialize(&value).map(drop);
-                if well_formed.is_ok() && !args.chunks_only {
-                    out.write(&value)?;
-                }
-                // Moved, not copied, out of the record: a document is held once.
-                match well_formed.and_then(|()| serde_json::from_value::<DocRecord>(value)) {
-                    Ok(doc) => {
-                        for chunk in chunk_records(&doc, &settings) {
+                // The Markdown is moved, not copied, out of the record and back:
+                // a document is held once.
+                let markdown = match value.get_mut("markdown") {
+                    Some(Value::String(markdown)) => std::mem::take(markdown),
+                    _ => String::new(),
+                };
+                match DocRecord::deserialize(&value) {
+                    Ok(mut doc) => {
+                        doc.markdown = markdown;
+                        let doc_chunks = chunk_records(&doc, &settings);
+                        if !args.chunks_only {
+                            value["markdown"] = Value::String(doc.markdown);
+                            value["chunks"] = doc_chunks.len().into();
+                            out.write(&value)?;
+                        }
+                        drop(value);
+                        chunks += doc_chunks.len();
+                        for chunk in doc_chunks {
                             out.write(&chunk)?;
-                            chunks += 1;
                         }
                         documents += 1;
                     }
                     Err(e) => {
-                        let path = path.as_deref().unwrap_or("?");
+                        // The record names the document when it can; the line is in the message.
+                        let at = path.unwrap_or_else(|| reader.position());
                         let error = messages.reject_record(
-                            &format!("{} ({path})", reader.position()),
+                            &at,
                             ErrorCode::BadRecord,
-                            &e.to_string(),
+                            &format!("{}: {e}", reader.position()),
                         );
                         out.write(&error)?;
                     }

@@ -13,6 +13,7 @@ use kts_cli::JsonlReader;
 use kts_record::scope_path::{self, ResolveError};
 use kts_record::{DocRecord, ErrorCode, ErrorRecord, FileRecord, Format, detect_format};
 use serde_json::Value;
+use sha2::{Digest, Sha256};
 
 use crate::formats::{self, Context, ConvertError, Converted, Part};
 use crate::images::{Image, ImageSink};
@@ -119,6 +120,27 @@ pub fn run_in_order<R: Read + Send + 'static>(
     }
 }
 
+/// The bytes of a regular file; a FIFO, socket or device (which a crawled
+/// file may have been replaced with) is refused rather than waited on.
+fn read_regular_file(path: &Path) -> Result<Vec<u8>, ConvertError> {
+    let io_error = |e: std::io::Error| {
+        ConvertError::new(
+            ErrorCode::Io,
+            format!("cannot read {}: {e}", path.display()),
+        )
+    };
+    if !std::fs::metadata(path).map_err(io_error)?.is_file() {
+        return Err(ConvertError::new(
+            ErrorCode::Io,
+            format!(
+                "{} is not a regular file (a pipe, socket or device): not read",
+                path.display()
+            ),
+        ));
+    }
+    std::fs::read(path).map_err(io_error)
+}
+
 /// Converts one file into its document record and those of the documents
 /// inside it (each, or the file, an error record when it cannot be converted).
 fn convert_file(file: &FileRecord, settings: &Settings) -> Vec<Output> {
@@ -154,15 +176,18 @@ fn try_convert_file(file: &FileRecord, settings: &Settings) -> Result<Vec<Output
     if is_text_sized(file.format) && file.size > settings.max_markdown_bytes {
         return Err(too_large(file.size, settings));
     }
-    let bytes = std::fs::read(&full_path).map_err(|e| {
-        ConvertError::new(
-            ErrorCode::Io,
-            format!("cannot read {}: {e}", full_path.display()),
-        )
-    })?;
+    let bytes = read_regular_file(&full_path)?;
     if bytes.is_empty() {
         return Err(ConvertError::new(ErrorCode::Empty, "the file is empty"));
     }
+    // The file may have changed since it was crawled: the document then says
+    // what was read, so that the index never holds one content under another's hash.
+    let sha256 = crate::images::hex(&Sha256::digest(&bytes));
+    let file = &FileRecord {
+        size: bytes.len() as u64,
+        sha256,
+        ..file.clone()
+    };
     let extension = Path::new(&file.path).extension().and_then(|e| e.to_str());
     let tail = &bytes[bytes.len().saturating_sub(256 << 10)..];
     let format = detect_format(&bytes, tail, extension).ok_or_else(|| {

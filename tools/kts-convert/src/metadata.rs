@@ -59,6 +59,7 @@ pub fn describe(
         markdown,
         images,
         metadata: properties,
+        chunks: None,
     }
 }
 

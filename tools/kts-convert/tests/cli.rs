@@ -320,6 +320,61 @@ fn an_unchanged_file_is_served_from_the_store() {
 }
 
 #[test]
+fn a_file_edited_after_its_crawl_is_indexed_under_the_hash_of_what_was_read() {
+    let scope = tempfile::tempdir().unwrap();
+    std::fs::write(scope.path().join("note.md"), "# Note\n\nOriginal apricots.").unwrap();
+    let crawled = file_record(scope.path(), "note.md");
+    std::fs::write(
+        scope.path().join("note.md"),
+        "# Note\n\nEdited raspberries.",
+    )
+    .unwrap();
+    let now = file_record(scope.path(), "note.md");
+    let (_, records) = convert(&[crawled], &[]);
+    assert!(
+        records[0]["markdown"]
+            .as_str()
+            .unwrap()
+            .contains("raspberries")
+    );
+    assert_eq!(records[0]["metadata"]["source_sha256"], now["sha256"]);
+    assert_eq!(records[0]["metadata"]["size"], now["size"]);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_file_replaced_by_a_pipe_is_an_error_not_a_wait() {
+    let scope = tempfile::tempdir().unwrap();
+    std::fs::write(scope.path().join("pipe.md"), "text").unwrap();
+    std::fs::write(scope.path().join("after.md"), "# After\n\nStill converted.").unwrap();
+    let records = [
+        file_record(scope.path(), "pipe.md"),
+        file_record(scope.path(), "after.md"),
+    ];
+    std::fs::remove_file(scope.path().join("pipe.md")).unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(scope.path().join("pipe.md"))
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let (output, out) = convert(&records, &["--timeout", "5"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(
+        (out[0]["code"].as_str(), out[0]["path"].as_str()),
+        (Some("io"), Some("pipe.md"))
+    );
+    assert!(
+        out[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("is not a regular file"),
+        "{}",
+        out[0]
+    );
+    assert_eq!(out[1]["path"], "after.md");
+}
+
+#[test]
 fn many_documents_on_many_threads_keep_their_input_order() {
     let scope = tempfile::tempdir().unwrap();
     let input: Vec<Value> = (0..60)

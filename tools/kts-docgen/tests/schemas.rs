@@ -43,6 +43,7 @@ fn doc_schema() {
             media_type: "image/png".into(),
         }],
         metadata,
+        chunks: Some(1),
     });
 }
 

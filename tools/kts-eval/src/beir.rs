@@ -255,6 +255,7 @@ pub fn doc_record(value: &Value) -> anyhow::Result<DocRecord> {
         markdown,
         images: Vec::new(),
         metadata,
+        chunks: None,
     })
 }
 

@@ -171,6 +171,8 @@ pub fn index<R: Read>(
 struct Pending {
     doc: DocumentRow,
     chunks: Vec<ChunkRow>,
+    /// How many chunks kts-chunk wrote for the document, when its record says.
+    expected_chunks: Option<usize>,
     /// A record of this document was rejected: it is not applied.
     poisoned: bool,
     /// For a file's own kts.doc/1: the paths of the documents found inside
@@ -373,6 +375,17 @@ impl<'a> Indexer<'a> {
             ));
             return Ok(());
         }
+        if let Some(expected) = pending.expected_chunks
+            && pending.chunks.len() != expected
+        {
+            let message = format!(
+                "{} of its {expected} chunks arrived (the stream was cut short or filtered \
+                 upstream); the document is left as it was",
+                pending.chunks.len()
+            );
+            self.reject(&pending.doc.path, ErrorCode::Incomplete, &message);
+            return Ok(());
+        }
         match self.store.apply(&pending.doc, &pending.chunks) {
             Ok(Applied::Added) => self.summary.added += 1,
             Ok(Applied::Updated) => self.summary.updated += 1,
@@ -436,6 +449,7 @@ impl Pending {
                 metadata: Value::Object(doc.metadata),
             },
             chunks: Vec::new(),
+            expected_chunks: doc.chunks,
             poisoned: false,
             parts,
         }
@@ -452,17 +466,26 @@ impl Pending {
                 ..Default::default()
             },
             chunks: Vec::new(),
+            expected_chunks: None,
             poisoned: false,
             parts: None,
         }
     }
 }
 
-/// A record's path in the form kts gives it, once it and the doc_id are
-/// known to name a document inside the scope.
+/// A record's path in the form kts gives it, once it is known to name a
+/// document inside the scope and the doc_id to be the one kts gives that path
+/// (another would replace whichever document has it).
 fn scope_fields(path: &str, doc_id: &str) -> Result<String, UnsafePath> {
     scope_path::check_doc_id(doc_id)?;
-    scope_path::normalize(path)
+    let path = scope_path::normalize(path)?;
+    let expected = scope_path::doc_id(&path);
+    if doc_id != expected {
+        return Err(UnsafePath(format!(
+            "doc_id {doc_id} is not the one kts gives the path {path:?} ({expected})"
+        )));
+    }
+    Ok(path)
 }
 
 fn chunk_row(chunk: ChunkRecord) -> ChunkRow {

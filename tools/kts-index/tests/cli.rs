@@ -149,6 +149,69 @@ fn a_second_model_is_refused_with_the_reindex_advice() {
 }
 
 #[test]
+fn a_document_whose_chunks_did_not_all_arrive_is_left_as_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    let version = |words: &str, sent: usize| {
+        let path = "cut.md";
+        let doc = json!({"schema": "kts.doc/1", "doc_id": doc_id(path), "path": path,
+            "markdown": words, "chunks": 2});
+        let chunks = (0..sent).map(|i| {
+            json!({"schema": "kts.chunk/1", "chunk_id": format!("{words}{i}"), "doc_id": doc_id(path),
+                "path": path, "index": i, "text": format!("{words} part {i}"), "start": 0, "end": 1})
+                .to_string()
+        });
+        std::iter::once(doc.to_string())
+            .chain(chunks)
+            .collect::<Vec<_>>()
+            .join("\n")
+            + "\n"
+    };
+    assert!(
+        index_input(dir.path(), &[], &version("apricot", 2))
+            .status
+            .success()
+    );
+    // The stream of the next version stops after its first chunk: upstream died.
+    let out = index_input(dir.path(), &[], &version("raspberry", 1));
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("error (at cut.md): incomplete: 1 of its 2 chunks arrived"),
+        "{stderr}"
+    );
+    let store = Store::open_read(dir.path()).unwrap();
+    let search = |word: &str| {
+        store
+            .search_bm25(word, 5, &Filters::default())
+            .unwrap()
+            .len()
+    };
+    assert_eq!((search("apricot"), search("raspberry")), (2, 0));
+}
+
+#[test]
+fn a_doc_id_that_is_not_its_paths_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    assert!(index_input(dir.path(), &[], &doc_lines(1)).status.success());
+    // The second document claims the first one's id.
+    let doc = json!({"schema": "kts.doc/1", "doc_id": doc_id("1.md"), "path": "2.md",
+        "markdown": "x"});
+    let out = index_input(dir.path(), &[], &format!("{doc}\n"));
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "unsafe-path: doc_id {} is not the one kts gives the path \"2.md\"",
+            doc_id("1.md")
+        )),
+        "{stderr}"
+    );
+    let store = Store::open_read(dir.path()).unwrap();
+    let hit = store.search_bm25("tunnel", 1, &Filters::default()).unwrap();
+    assert_eq!(store.fetch_hits(&[hit[0].rowid]).unwrap()[0].path, "1.md");
+}
+
+#[test]
 fn a_document_that_cannot_be_stored_fails_alone() {
     let dir = tempfile::tempdir().unwrap();
     let doc = json!({"schema": "kts.doc/1", "doc_id": doc_id("twice.md"), "path": "twice.md",

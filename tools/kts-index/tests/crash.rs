@@ -22,7 +22,7 @@ fn unit_vector(rng: &mut fastrand::Rng) -> Vec<f32> {
 }
 
 fn doc_id(i: usize) -> String {
-    format!("{i:016x}")
+    kts_record::scope_path::doc_id(&format!("docs/doc{i:03}.md"))
 }
 
 /// Writes a stream of `DOCS` documents; `version` changes the text (and the
@@ -121,7 +121,9 @@ fn check_whole_or_absent(scope: &Path, versions: &[&Versions]) -> usize {
             versions.iter().any(|v| v.get(doc) == Some(&chunk_ids)),
             "document {doc} is partial: {chunk_ids:?}"
         );
-        let i = usize::from_str_radix(doc, 16).unwrap();
+        let i = (0..DOCS)
+            .find(|&i| doc_id(i) == *doc)
+            .expect("a document of the stream");
         let fts = count_matching(
             &store,
             "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?1",

@@ -218,7 +218,8 @@ fn stream(n: usize, corpus: &Path, out: &Path) -> anyhow::Result<()> {
     let mut vectors = BufWriter::new(std::fs::File::create(out.join("vectors.f32"))?);
     for i in 0..n {
         let (doc, c) = (i / CHUNKS_PER_DOC, i % CHUNKS_PER_DOC);
-        let (doc_id, path) = (format!("{doc:016x}"), format!("doc{doc:06}.md"));
+        let path = format!("doc{doc:06}.md");
+        let doc_id = kts_record::scope_path::doc_id(&path);
         if c == 0 {
             let doc_type = ["GUIDE", "POLICY", "REFERENCE"][doc % 3];
             let record = json!({"schema": "kts.doc/1", "doc_id": doc_id, "path": path,

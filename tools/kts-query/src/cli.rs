@@ -108,7 +108,8 @@ pub struct Args {
     pub dir: PathBuf,
 
     /// The question (or keywords).
-    #[arg(value_name = "QUESTION", required_unless_present_any = ["batch", "list_scopes"])]
+    #[arg(value_name = "QUESTION", required_unless_present_any = ["batch", "list_scopes"],
+          value_parser = not_blank)]
     pub question: Option<String>,
 
     /// In a knowledge root: list its scopes (kts.scope/1 records, from its
@@ -385,12 +386,13 @@ fn run_root(args: &Args, messages: &Messages, out: &mut JsonlWriter) -> anyhow::
         return write_scope_rows(&root.scope_rows()?, args.format, out);
     }
     let Some(question) = &args.question else {
-        return for_each_batch_query(messages, |query, id| {
+        return for_each_batch_query(messages, out, args.format, |out, query, id| {
             let route = match root.route(&query.text) {
                 Ok(route) => route,
                 Err(e) => {
-                    messages.reject(&format!("query {id}"), ErrorCode::BadRecord, &e.to_string());
-                    return Ok(());
+                    let at = format!("query {id}");
+                    let error = messages.reject_record(&at, ErrorCode::BadRecord, &e.to_string());
+                    return write_error(out, args.format, &error);
                 }
             };
             let given = query.embedding.map(|vector| (vector, query.model));
@@ -573,7 +575,7 @@ fn run_batch(
     args: &Args,
     messages: &Messages,
 ) -> anyhow::Result<()> {
-    for_each_batch_query(messages, |query, id| {
+    for_each_batch_query(messages, out, args.format, |out, query, id| {
         let given = query.embedding.map(|e| (e, query.model));
         let hits = answer(searcher, args, messages, out, &query.text, given)?;
         emit(out, args.format, &hits, Some(id), false)
@@ -582,10 +584,13 @@ fn run_batch(
 
 /// Reads `--batch` lines from stdin and calls `answer_one` with each query
 /// and its id (a string id as is, any other JSON value as JSON); a line
-/// that is not a query is reported and skipped.
+/// that is not a query is reported, sent on as a `kts.error/1` record (in
+/// JSONL output), and skipped.
 fn for_each_batch_query(
     messages: &Messages,
-    mut answer_one: impl FnMut(BatchQuery, &str) -> anyhow::Result<()>,
+    out: &mut JsonlWriter,
+    format: OutputFormat,
+    mut answer_one: impl FnMut(&mut JsonlWriter, BatchQuery, &str) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
     let mut lines = std::io::stdin().lines();
     let mut number = 0;
@@ -594,14 +599,20 @@ fn for_each_batch_query(
         if line.trim().is_empty() {
             continue;
         }
-        let query: BatchQuery = match serde_json::from_str(&line) {
+        let rejected = match serde_json::from_str::<BatchQuery>(&line) {
+            Err(e) if e.is_syntax() || e.is_eof() => Err((ErrorCode::BadJson, e.to_string())),
+            Err(e) => Err((ErrorCode::BadRecord, e.to_string())),
+            Ok(query) if query.text.trim().is_empty() => Err((
+                ErrorCode::BadRecord,
+                "the question (text) is empty".to_string(),
+            )),
+            Ok(query) => Ok(query),
+        };
+        let query = match rejected {
             Ok(query) => query,
-            Err(e) => {
-                messages.reject(
-                    &format!("stdin:{number}"),
-                    ErrorCode::BadRecord,
-                    &e.to_string(),
-                );
+            Err((code, message)) => {
+                let error = messages.reject_record(&format!("stdin:{number}"), code, &message);
+                write_error(out, format, &error)?;
                 continue;
             }
         };
@@ -609,9 +620,30 @@ fn for_each_batch_query(
             serde_json::Value::String(s) => s.clone(),
             other => other.to_string(),
         };
-        answer_one(query, &id)?;
+        answer_one(out, query, &id)?;
     }
     Ok(())
+}
+
+/// Sends a rejected query downstream in JSONL output (in text, stderr has it).
+fn write_error(
+    out: &mut JsonlWriter,
+    format: OutputFormat,
+    error: &kts_record::ErrorRecord,
+) -> anyhow::Result<()> {
+    if format == OutputFormat::Jsonl {
+        out.write(error)?;
+    }
+    Ok(())
+}
+
+/// A question with something to search for (clap's check of QUESTION).
+fn not_blank(question: &str) -> Result<String, String> {
+    if question.trim().is_empty() {
+        Err("the question is empty".into())
+    } else {
+        Ok(question.to_string())
+    }
 }
 
 /// Writes hits as records or text; `with_scope` puts each hit's scope before

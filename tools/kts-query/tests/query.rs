@@ -573,3 +573,23 @@ fn help_and_version_touch_nothing() {
         assert!(!out.stdout.is_empty());
     }
 }
+
+#[test]
+fn an_empty_question_is_a_usage_error_and_a_bad_batch_line_an_error_record() {
+    for blank in ["", "   "] {
+        let (output, records) = query(scope(), &[blank, "--mode", "bm25"], "");
+        assert_eq!(output.status.code(), Some(2), "{blank:?}");
+        assert!(records.is_empty());
+        assert!(String::from_utf8_lossy(&output.stderr).contains("the question is empty"));
+    }
+    let input = "not json\n{\"id\": 1, \"text\": \" \"}\n{\"id\": 2, \"text\": \"E4711\"}\n";
+    let (output, records) = query(scope(), &["--batch", "--mode", "bm25"], input);
+    assert_eq!(output.status.code(), Some(1));
+    let codes: Vec<(&str, &str)> = records[..2]
+        .iter()
+        .map(|r| (r["path"].as_str().unwrap(), r["code"].as_str().unwrap()))
+        .collect();
+    assert_eq!(codes, [("stdin:1", "bad-json"), ("stdin:2", "bad-record")]);
+    assert_eq!(records[2]["query_id"], "2");
+    assert_eq!(records[2]["path"], "it/printer-troubleshooting.md");
+}

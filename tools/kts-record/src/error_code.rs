@@ -16,11 +16,12 @@ pub enum ErrorCode {
     Timeout,
     UnsafePath,
     OcrUnavailable,
+    Incomplete,
     Internal,
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 13] = [
+    pub const ALL: [ErrorCode; 14] = [
         Self::BadJson,
         Self::BadRecord,
         Self::Io,
@@ -33,6 +34,7 @@ impl ErrorCode {
         Self::Timeout,
         Self::UnsafePath,
         Self::OcrUnavailable,
+        Self::Incomplete,
         Self::Internal,
     ];
 
@@ -50,6 +52,7 @@ impl ErrorCode {
             Self::Timeout => "timeout",
             Self::UnsafePath => "unsafe-path",
             Self::OcrUnavailable => "ocr-unavailable",
+            Self::Incomplete => "incomplete",
             Self::Internal => "internal",
         }
     }
@@ -75,6 +78,10 @@ impl ErrorCode {
             Self::OcrUnavailable => {
                 "the document needs OCR (an image, or a PDF page without a text layer) and the \
                  OCR programs (tesseract, pdftoppm) cannot be run"
+            }
+            Self::Incomplete => {
+                "fewer of a document's chunks arrived than kts-chunk wrote (the stream was cut \
+                 short or filtered upstream); the document is left as it was"
             }
             Self::Internal => "a converter failed unexpectedly (a bug: please report it)",
         }

@@ -110,6 +110,11 @@ pub struct DocRecord {
     /// removes the documents a file no longer lists, and all with the file.
     #[serde(default)]
     pub metadata: Map<String, Value>,
+    /// How many `kts.chunk/1` records follow (written by kts-chunk). kts-index
+    /// keeps the document only when all of them arrive, so a stream cut short
+    /// upstream leaves the document as it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chunks: Option<usize>,
 }
 
 fn general() -> String {
