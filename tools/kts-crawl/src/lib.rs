@@ -13,6 +13,7 @@ use kts_cli::{Exit, JsonlWriter};
 use kts_record::{FileRecord, FileStatus, schema_id};
 
 use manifest::{Entry, Manifest};
+use walk::Walked;
 
 const ABOUT: &str =
     "List a scope's documents as kts.file/1 records, with their status since the last crawl";
@@ -89,7 +90,19 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     let mut counts = [0usize; 4];
     let mut unsupported = 0usize;
 
-    for found in walk::documents(&root, &messages) {
+    // Files and folders that could not be read: their documents are not deleted.
+    let mut unreadable: Vec<String> = Vec::new();
+    for walked in walk::documents(&root, &messages) {
+        let found = match walked {
+            Walked::File(found) => found,
+            Walked::Unreadable { path, reason } => {
+                let at = if path.is_empty() { "." } else { &path };
+                let error = messages.reject_record(at, kts_record::ErrorCode::Io, &reason);
+                out.write(&error)?;
+                unreadable.push(path);
+                continue;
+            }
+        };
         let entry = match describe(&previous, &found) {
             Ok(Some(entry)) => entry,
             Ok(None) => {
@@ -106,6 +119,7 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
                     &format!("{err:#}"),
                 );
                 out.write(&error)?;
+                unreadable.push(found.path);
                 continue;
             }
         };
@@ -118,6 +132,13 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     }
 
     for (path, entry) in baseline.missing_from(&next) {
+        if unreadable.iter().any(|place| is_within(&path, place)) {
+            // Still there as far as anyone knows: remembered for the next crawl.
+            if let Some(previous_entry) = previous.get(&path) {
+                next.insert(path, previous_entry.clone());
+            }
+            continue;
+        }
         counts[FileStatus::Deleted as usize] += 1;
         out.write(&record(&root_text, &path, &entry, FileStatus::Deleted))?;
     }
@@ -139,6 +160,15 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         ));
     }
     Ok(messages.exit())
+}
+
+/// Whether `path` is `place` or lies in the folder `place` ("" is the root).
+fn is_within(path: &str, place: &str) -> bool {
+    place.is_empty()
+        || path == place
+        || path
+            .strip_prefix(place)
+            .is_some_and(|rest| rest.starts_with('/'))
 }
 
 /// The file's manifest entry: from the previous crawl when its size and

@@ -10,7 +10,8 @@ use kts_cli::Messages;
 use kts_record::FileStatus;
 
 use crate::manifest::Manifest;
-use crate::{baseline, describe, walk};
+use crate::walk::{self, Walked};
+use crate::{baseline, describe};
 
 /// Reads scope folder names (relative to `root`), one a line, and prints
 /// those where a `--changed-only` crawl would write nothing: every file
@@ -48,7 +49,10 @@ fn has_nothing_to_do(scope: &Path, silent: &Messages) -> bool {
     };
     let mut found = Manifest::default();
     let mut reread = false;
-    for file in walk::documents(&scope, silent) {
+    for walked in walk::documents(&scope, silent) {
+        let Walked::File(file) = walked else {
+            return false;
+        };
         reread |= previous
             .get(&file.path)
             .is_none_or(|old| old.size != file.size || old.mtime_ns != file.mtime_ns);

@@ -21,6 +21,13 @@ pub struct Found {
     pub mtime_ns: i128,
 }
 
+/// What the walk meets: a file, or a file or folder it cannot read (whose
+/// documents must not be taken for deleted).
+pub enum Walked {
+    File(Found),
+    Unreadable { path: String, reason: String },
+}
+
 /// Files that are never documents: editor and OS junk, Office lock files.
 fn is_junk(name: &str) -> bool {
     name.starts_with('.')
@@ -35,7 +42,7 @@ fn is_junk(name: &str) -> bool {
 }
 
 /// Walks the root in path order, following symbolic links that stay inside it.
-pub fn documents<'a>(root: &'a Path, messages: &'a Messages) -> impl Iterator<Item = Found> + 'a {
+pub fn documents<'a>(root: &'a Path, messages: &'a Messages) -> impl Iterator<Item = Walked> + 'a {
     WalkDir::new(root)
         .follow_links(true)
         .sort_by_file_name()
@@ -61,12 +68,15 @@ pub fn documents<'a>(root: &'a Path, messages: &'a Messages) -> impl Iterator<It
             let entry = match entry {
                 Ok(entry) => entry,
                 Err(err) => {
-                    let at = err
-                        .path()
-                        .map(|p| relative(root, p))
-                        .unwrap_or_else(|| ".".into());
-                    messages.warn(&format!("skipped {at}: {}", loop_or_error(&err)));
-                    return None;
+                    let path = err.path().map(|p| relative(root, p)).unwrap_or_default();
+                    if err.loop_ancestor().is_some() {
+                        messages.warn(&format!("skipped {path}: symbolic link loop"));
+                        return None;
+                    }
+                    return Some(Walked::Unreadable {
+                        path,
+                        reason: err.to_string(),
+                    });
                 }
             };
             if !entry.file_type().is_file() {
@@ -84,26 +94,20 @@ pub fn documents<'a>(root: &'a Path, messages: &'a Messages) -> impl Iterator<It
             let metadata = match entry.metadata() {
                 Ok(metadata) => metadata,
                 Err(err) => {
-                    messages.warn(&format!("skipped {path}: {err}"));
-                    return None;
+                    return Some(Walked::Unreadable {
+                        path,
+                        reason: err.to_string(),
+                    });
                 }
             };
             let mtime_ns = metadata.modified().map(nanos_since_epoch).unwrap_or(0);
-            Some(Found {
+            Some(Walked::File(Found {
                 path,
                 full_path: entry.into_path(),
                 size: metadata.len(),
                 mtime_ns,
-            })
+            }))
         })
-}
-
-fn loop_or_error(err: &walkdir::Error) -> String {
-    if err.loop_ancestor().is_some() {
-        "symbolic link loop".into()
-    } else {
-        err.to_string()
-    }
 }
 
 fn relative(root: &Path, path: &Path) -> String {

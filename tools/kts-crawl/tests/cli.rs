@@ -286,3 +286,78 @@ fn a_missing_folder_is_a_fatal_error() {
         "{stderr}"
     );
 }
+
+/// kts-crawl run as a user without root's power to read anything: as
+/// `nobody` through setpriv when the tests run as root.
+fn crawl_unprivileged(dir: &Path) -> Output {
+    let uid = Command::new("id").arg("-u").output().expect("id runs");
+    if String::from_utf8_lossy(&uid.stdout).trim() != "0" {
+        return crawl(dir, &[]);
+    }
+    Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(env!("CARGO_BIN_EXE_kts-crawl"))
+        .arg(dir)
+        .env_clear()
+        .output()
+        .expect("setpriv (util-linux) runs")
+}
+
+#[cfg(unix)]
+#[test]
+fn what_cannot_be_read_is_an_error_and_never_taken_for_deleted() {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |path: &Path, mode: u32| {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+    };
+    let scope = tempfile::tempdir().unwrap();
+    write(&scope.path().join("locked/x.md"), b"# Peaches\n");
+    write(&scope.path().join("secret.md"), b"# Pears\n");
+    write(&scope.path().join("open.md"), b"# Plums\n");
+    write(&scope.path().join("gone.md"), b"# Figs\n");
+    mode(scope.path(), 0o777);
+    for path in ["locked", "locked/x.md", "secret.md", "open.md", "gone.md"] {
+        mode(&scope.path().join(path), 0o777);
+    }
+    assert!(crawl_unprivileged(scope.path()).status.success());
+
+    mode(&scope.path().join("locked"), 0o000);
+    // Edited, so that the crawl must read it again (an unchanged one is not read).
+    write(&scope.path().join("secret.md"), b"# Pears, ripe\n");
+    mode(&scope.path().join("secret.md"), 0o000);
+    std::fs::remove_file(scope.path().join("gone.md")).unwrap();
+    let second = crawl_unprivileged(scope.path());
+    mode(&scope.path().join("locked"), 0o777);
+    assert_eq!(second.status.code(), Some(1));
+    let errors: Vec<String> = records(&second)
+        .iter()
+        .filter(|r| r["schema"] == "kts.error/1")
+        .map(|r| {
+            format!(
+                "{} {}",
+                r["path"].as_str().unwrap(),
+                r["code"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(errors, ["locked io", "secret.md io"]);
+    let deleted: Vec<String> = records(&second)
+        .iter()
+        .filter(|r| r["status"] == "deleted")
+        .map(|r| r["path"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(deleted, ["gone.md"], "only what is really gone");
+
+    // Readable again: the folder's file unchanged (remembered), the edited one changed.
+    mode(&scope.path().join("secret.md"), 0o777);
+    let third = crawl_unprivileged(scope.path());
+    assert!(third.status.success());
+    assert_eq!(
+        statuses(&third),
+        [
+            ("locked/x.md".to_string(), "unchanged".to_string()),
+            ("open.md".to_string(), "unchanged".to_string()),
+            ("secret.md".to_string(), "changed".to_string()),
+        ]
+    );
+}
