@@ -183,6 +183,8 @@ struct Pending {
 
 struct Indexer<'a> {
     store: &'a mut Store,
+    /// The scope folder, resolved, which a record's `root` must name.
+    scope: PathBuf,
     messages: &'a Messages,
     batch_docs: usize,
     pending: Option<Pending>,
@@ -202,8 +204,10 @@ impl<'a> Indexer<'a> {
         if options.reindex {
             store.clear()?;
         }
+        let scope = resolved(store.scope());
         Ok(Self {
             store,
+            scope,
             messages,
             batch_docs: options.batch_docs,
             pending: None,
@@ -236,6 +240,21 @@ impl<'a> Indexer<'a> {
         Ok(self.summary)
     }
 
+    /// Whether a record's `root` names another folder than this scope (a
+    /// stream crawled elsewhere); a record without one is taken as this scope's.
+    fn is_foreign(&self, root: Option<&str>) -> bool {
+        root.is_some_and(|root| resolved(Path::new(root)) != self.scope)
+    }
+
+    fn foreign_message(&self, path: &str, root: Option<&str>) -> String {
+        format!(
+            "{path} belongs to the scope {} (its root), not to {}: kts-index indexes its own \
+             scope's documents",
+            root.unwrap_or_default(),
+            self.scope.display()
+        )
+    }
+
     fn reject(&mut self, at: &str, code: ErrorCode, message: &str) {
         self.messages.reject(at, code, message);
         self.summary.failed += 1;
@@ -244,6 +263,13 @@ impl<'a> Indexer<'a> {
     fn on_doc(&mut self, value: Value, at: &str) -> anyhow::Result<()> {
         self.flush_pending()?;
         match serde_json::from_value::<DocRecord>(value.clone()) {
+            Ok(doc) if self.is_foreign(doc.root.as_deref()) => {
+                let message = self.foreign_message(&doc.path, doc.root.as_deref());
+                self.reject(at, ErrorCode::UnsafePath, &message);
+                let mut pending = Pending::minimal(&doc.doc_id);
+                pending.poisoned = true;
+                self.pending = Some(pending);
+            }
             Ok(mut doc) => match scope_fields(&doc.path, &doc.doc_id) {
                 Ok(path) => {
                     doc.path = path;
@@ -304,6 +330,11 @@ impl<'a> Indexer<'a> {
         match serde_json::from_value::<FileRecord>(value) {
             Ok(file) if file.status == FileStatus::Deleted => {
                 self.flush_pending()?;
+                if self.is_foreign(file.root.as_deref()) {
+                    let message = self.foreign_message(&file.path, file.root.as_deref());
+                    self.reject(at, ErrorCode::UnsafePath, &message);
+                    return Ok(());
+                }
                 let path = match scope_path::normalize(&file.path) {
                     Ok(path) => path,
                     Err(why) => {
@@ -471,6 +502,13 @@ impl Pending {
             parts: None,
         }
     }
+}
+
+/// A folder with its symbolic links resolved, when it can be.
+fn resolved(folder: &Path) -> PathBuf {
+    folder
+        .canonicalize()
+        .unwrap_or_else(|_| folder.to_path_buf())
 }
 
 /// A record's path in the form kts gives it, once it is known to name a

@@ -190,6 +190,42 @@ fn a_document_whose_chunks_did_not_all_arrive_is_left_as_it_was() {
 }
 
 #[test]
+fn records_crawled_in_another_scope_are_refused() {
+    let (dir, other) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let from = |root: &std::path::Path, path: &str| {
+        json!({"schema": "kts.doc/1", "doc_id": doc_id(path), "path": path,
+            "root": root.to_str().unwrap(), "markdown": "x"})
+    };
+    let chunk = json!({"schema": "kts.chunk/1", "chunk_id": "w0", "doc_id": doc_id("secret.md"),
+        "path": "secret.md", "index": 0, "text": "walnuts", "start": 0, "end": 1});
+    let own = from(&dir.path().join("."), "own.md");
+    let deletion = json!({"schema": "kts.file/1", "path": "1.md", "root": other.path().to_str().unwrap(),
+        "size": 0, "mtime": "2026-01-01T00:00:00Z", "sha256": "", "format": "md", "status": "deleted"});
+    let input = format!(
+        "{}{}\n{chunk}\n{own}\n{deletion}\n",
+        doc_lines(1),
+        from(other.path(), "secret.md")
+    );
+    let out = index_input(dir.path(), &[], &input);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.matches("unsafe-path").count(), 2, "{stderr}");
+    assert!(
+        stderr.contains("secret.md belongs to the scope") && stderr.contains("1.md belongs"),
+        "{stderr}"
+    );
+    let store = Store::open_read(dir.path()).unwrap();
+    let found = |word: &str| {
+        store
+            .search_bm25(word, 5, &Filters::default())
+            .unwrap()
+            .len()
+    };
+    assert_eq!((found("walnuts"), found("tunnel")), (0, 1));
+    assert_eq!(store.counts().unwrap().0, 2, "1.md and own.md");
+}
+
+#[test]
 fn a_doc_id_that_is_not_its_paths_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     assert!(index_input(dir.path(), &[], &doc_lines(1)).status.success());

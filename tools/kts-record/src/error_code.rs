@@ -73,7 +73,8 @@ impl ErrorCode {
             Self::Timeout => "conversion took longer than the time limit",
             Self::UnsafePath => {
                 "a record's path is absolute or leaves its scope (through '..' or a symbolic \
-                 link), or its doc_id is not one kts gives; nothing is read or written there"
+                 link), its doc_id is not the one kts gives its path, or its root is another \
+                 scope's; nothing is read or written there"
             }
             Self::OcrUnavailable => {
                 "the document needs OCR (an image, or a PDF page without a text layer) and the \
