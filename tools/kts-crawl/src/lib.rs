@@ -23,7 +23,9 @@ Each supported file (md, txt, html, json, docx, pptx, pdf, csv/tsv, xlsx/xlsm,
 xls, ods, odt, odp, epub, rtf, vtt, adoc, eml, mbox, msg, png, jpg, tiff; format detected from the content) becomes one kts.file/1 line with its path relative to DIR, size,
 mtime, sha256, format and status: new, changed, unchanged or deleted against
 what the scope's index holds (DIR/.kts/kts.db), or against the previous crawl
-when there is no index yet. Files whose size and mtime match the previous crawl
+when there is no index yet (so before a scope's first index, a crawl that was
+not indexed makes the next --changed-only skip its files: look with --dry-run,
+and index a new scope without --changed-only). Files whose size and mtime match the previous crawl
 (DIR/.kts/manifest.json) are not read again. Hidden files, Office lock files (~$x.docx) and the
 .kts folder are skipped; symbolic links are followed only within DIR. Files of
 other formats are skipped as unsupported: their number is said on stderr, and
@@ -31,7 +33,7 @@ other formats are skipped as unsupported: their number is said on stderr, and
 
 Example:
   kts-crawl docs | kts-convert | kts-chunk | head -3
-  kts-crawl docs --changed-only | jq -r '[.status, .path] | @tsv'
+  kts-crawl docs --changed-only --dry-run | jq -r '[.status, .path] | @tsv'
   kts-crawl docs --verbose --dry-run > /dev/null";
 
 #[derive(Parser, Debug)]

@@ -347,6 +347,7 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         );
     }
     let mut searcher = Searcher::open(&args.dir, &args.request(), &args.model(), &messages)?;
+    searcher.warn_of_absent_doc_types(&messages)?;
     match &args.question {
         Some(question) if args.evidence.is_some() => {
             run_evidence(&mut searcher, question, &args, &messages, &mut out)?;

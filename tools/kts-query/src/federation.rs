@@ -99,7 +99,7 @@ pub fn route(
     let by_slug = |slug: &str| -> Result<ScopeEntry, RouteError> {
         indexed
             .iter()
-            .find(|s| s.slug == slug.to_lowercase())
+            .find(|s| s.slug == kts_store::scope_slug(slug))
             .map(|s| (*s).clone())
             .ok_or_else(|| {
                 RouteError::UnknownScope(format!(
@@ -649,5 +649,18 @@ mod tests {
         assert!(route(&found, "/nope question", &[], 100, None).is_err());
         let r = route(&found, "dscr", &["support".into()], 100, None).unwrap();
         assert_eq!(slugs(&r), ["support"]);
+    }
+
+    #[test]
+    fn a_scope_is_found_by_its_name_written_either_way() {
+        let found = scopes(&["résumés", "customer_support"]);
+        let first = |question: &str| {
+            route(&found, question, &[], 100, None).unwrap().scopes[0]
+                .slug
+                .clone()
+        };
+        assert_eq!(first("/Re\u{301}sume\u{301}s who knows Rust"), "résumés");
+        assert_eq!(first("/Résumés who knows Rust"), "résumés");
+        assert_eq!(first("/Customer-Support printers"), "customer_support");
     }
 }

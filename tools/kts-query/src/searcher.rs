@@ -232,6 +232,25 @@ impl Searcher {
         }
     }
 
+    /// Says so when none of the scope's documents has a type the filters ask
+    /// for (a typo in `--doc-type` would otherwise only give no results).
+    pub fn warn_of_absent_doc_types(&self, messages: &Messages) -> anyhow::Result<()> {
+        let present = self.doc_types()?;
+        let absent: Vec<&str> = (self.settings.filters.doc_types.iter())
+            .filter(|t| !present.iter().any(|p| p.eq_ignore_ascii_case(t)))
+            .map(String::as_str)
+            .collect();
+        if !absent.is_empty() {
+            messages.warn(&format!(
+                "no document of the scope {} has the type {} (its types: {})",
+                self.scope,
+                absent.join(", "),
+                present.join(", ")
+            ));
+        }
+        Ok(())
+    }
+
     /// The open store, for reading documents back.
     pub fn store(&self) -> &Store {
         &self.store
