@@ -25,6 +25,9 @@ impl<'a> Arguments<'a> {
         takes: &[&str],
     ) -> anyhow::Result<Self> {
         if let Some(unknown) = values.keys().find(|k| !takes.contains(&k.as_str())) {
+            if takes.is_empty() {
+                bail!("{tool} takes no arguments, not {unknown:?}");
+            }
             bail!(
                 "{tool} takes no argument {unknown:?}; it takes: {}",
                 takes.join(", ")
@@ -54,6 +57,14 @@ impl<'a> Arguments<'a> {
             .ok_or_else(|| anyhow::anyhow!("{}: the argument {name} is required", self.tool))
     }
 
+    /// A string that is not blank (a path, an id), if given.
+    pub fn non_empty_string(&self, name: &str) -> anyhow::Result<Option<&'a str>> {
+        match self.string(name)? {
+            Some(given) if given.trim().is_empty() => bail!("{}: the {name} is empty", self.tool),
+            given => Ok(given),
+        }
+    }
+
     /// A question: words to search for, at most [`MAX_QUESTION_BYTES`].
     pub fn question(&self, name: &str) -> anyhow::Result<&'a str> {
         let question = self.required_string(name)?;
@@ -78,7 +89,7 @@ impl<'a> Arguments<'a> {
         let Some(value) = self.present(name) else {
             return Ok(None);
         };
-        match value.as_u64() {
+        match whole_number(value) {
             Some(n) if range.contains(&n) => Ok(Some(n as usize)),
             _ => bail!(
                 "{}: {name} must be an integer from {} to {}, not {value}",
@@ -122,6 +133,17 @@ impl<'a> Arguments<'a> {
             ),
         }
     }
+}
+
+/// A non-negative integer, also written with a zero fraction (`5.0`), as
+/// JSON Schema's "integer" takes it.
+fn whole_number(value: &Value) -> Option<u64> {
+    if let Some(n) = value.as_u64() {
+        return Some(n);
+    }
+    let x = value.as_f64()?;
+    // 2^64 itself is past u64::MAX, and `as` would saturate it silently.
+    (x >= 0.0 && x.fract() == 0.0 && x < 18_446_744_073_709_551_616.0).then_some(x as u64)
 }
 
 fn check_text(tool: &str, name: &str, text: &str, max: usize) -> anyhow::Result<()> {
@@ -172,6 +194,16 @@ mod tests {
             with(json!({"question": "x", "bogus": 1}), &takes, |_| Ok(())).contains("\"bogus\"")
         );
         assert!(with(json!({}), &takes, |a| a.question("question").map(drop)).contains("required"));
+        assert_eq!(
+            with(json!({"x": 1}), &[], |_| Ok(())),
+            "search takes no arguments, not \"x\""
+        );
+        assert_eq!(
+            with(json!({"question": " "}), &takes, |a| a
+                .non_empty_string("question")
+                .map(drop)),
+            "search: the question is empty"
+        );
         assert!(
             with(json!({"question": 7}), &takes, |a| a
                 .question("question")
@@ -222,5 +254,29 @@ mod tests {
             ),
             ""
         );
+    }
+
+    #[test]
+    fn an_integer_may_be_written_with_a_zero_fraction() {
+        let top_k = |value: Value| {
+            let map = json!({ "top_k": value }).as_object().unwrap().clone();
+            let args = Arguments::new("search", &map, &["top_k"]).unwrap();
+            args.integer("top_k", 1..=100).map_err(|e| e.to_string())
+        };
+        assert_eq!(top_k(json!(1.0)), Ok(Some(1)));
+        assert_eq!(top_k(json!(100.0)), Ok(Some(100)));
+        for refused in [
+            json!(1.5),
+            json!(0.0),
+            json!(-1.0),
+            json!(101.0),
+            json!(1e300),
+        ] {
+            let message = top_k(refused.clone()).unwrap_err();
+            assert!(
+                message.contains("an integer from 1 to 100"),
+                "{refused}: {message}"
+            );
+        }
     }
 }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use axum::extract::{Request, State as Expected};
 use axum::http::{StatusCode, header};
 use axum::middleware::{self, Next};
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use axum::serve::ListenerExt;
 use kts_cli::Messages;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -37,6 +37,19 @@ pub fn check_exposure(
     Ok(())
 }
 
+/// The browser origins a loopback server answers (a request without an
+/// Origin, from a client that is no browser, is answered too): a page from
+/// elsewhere must not reach a server on the user's machine (the transport's
+/// guard against DNS rebinding).
+const LOOPBACK_ORIGINS: [&str; 6] = [
+    "http://localhost:*",
+    "https://localhost:*",
+    "http://127.0.0.1:*",
+    "https://127.0.0.1:*",
+    "http://[::1]:*",
+    "https://[::1]:*",
+];
+
 pub async fn serve(
     state: Arc<State>,
     addr: SocketAddr,
@@ -52,10 +65,11 @@ pub async fn serve(
         .with_cancellation_token(stop.child_token())
         .with_legacy_session_mode(false)
         .with_json_response(true);
-    if allow_remote {
+    config = match allow_remote {
         // Clients name this machine as they like; the token is the guard.
-        config = config.disable_allowed_hosts();
-    }
+        true => config.disable_allowed_hosts(),
+        false => config.with_allowed_origins(LOOPBACK_ORIGINS),
+    };
     let service = StreamableHttpService::new(
         move || Ok(KtsServer::new(Arc::clone(&state))),
         Arc::new(LocalSessionManager::default()),
@@ -94,18 +108,36 @@ async fn require_bearer(
     Expected(expected): Expected<Arc<String>>,
     request: Request,
     next: Next,
-) -> Result<Response, StatusCode> {
+) -> Response {
     let given = request
         .headers()
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "));
+        .and_then(bearer_token);
     match given {
         Some(token) if constant_time_equal(token.as_bytes(), expected.as_bytes()) => {
-            Ok(next.run(request).await)
+            next.run(request).await
         }
-        _ => Err(StatusCode::UNAUTHORIZED),
+        _ => unauthorized(),
     }
+}
+
+/// The token of an `Authorization: Bearer TOKEN` header (the scheme's case
+/// does not matter).
+fn bearer_token(authorization: &str) -> Option<&str> {
+    let (scheme, token) = authorization.split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then(|| token.trim_start())
+}
+
+/// 401, saying which scheme to authenticate with (RFC 7235 requires it).
+fn unauthorized() -> Response {
+    (
+        StatusCode::UNAUTHORIZED,
+        [(header::WWW_AUTHENTICATE, "Bearer")],
+    )
+        .into_response()
 }
 
 /// Compares without returning early, so the time taken tells nothing of the token.
@@ -129,5 +161,14 @@ mod tests {
         assert!(constant_time_equal(b"abc", b"abc"));
         assert!(!constant_time_equal(b"abc", b"abd"));
         assert!(!constant_time_equal(b"abc", b"ab"));
+    }
+
+    #[test]
+    fn the_bearer_scheme_is_read_in_any_case() {
+        assert_eq!(bearer_token("Bearer s3cret"), Some("s3cret"));
+        assert_eq!(bearer_token("bearer s3cret"), Some("s3cret"));
+        assert_eq!(bearer_token("BEARER  s3cret"), Some("s3cret"));
+        assert_eq!(bearer_token("Basic s3cret"), None);
+        assert_eq!(bearer_token("Bearers3cret"), None);
     }
 }

@@ -4,6 +4,7 @@
 //! no search logic of its own and only reads.
 
 mod arguments;
+mod early_messages;
 mod http;
 mod prompts;
 mod resources;
@@ -29,33 +30,32 @@ the Model Context Protocol: on stdin/stdout by default, or with --http
 ADDR:PORT over the streamable HTTP transport at /mcp. It only reads: kts-index
 may run beside it, and each scope is reopened when its index changes.
 
-Tools (each returns structured content, the same fields as kts-query's
-records, and a text rendering with citations):
-  search          the kts.hit/1 records of kts-query DIR QUESTION
-  context         the --context Markdown: graph facts and cited passages
-  get_document    a document's Markdown, or a range or page of it
-  list_scopes     the kts.scope/1 records of the scopes
-  count_by_scope  the kts.scope_count/1 records: in how many scopes, and where
-  related         the kts.node/1 records of the documents most related to one
-  check_answer    the kts.evidence/1 records of an answer's claims
+Tools, each returning structured content (the same fields as kts-query's
+records) and a text rendering with citations: search (the kts.hit/1 records
+of kts-query DIR QUESTION), context (the --context Markdown: graph facts and
+cited passages), get_document (a document's Markdown, or a range or page of
+it), list_scopes (the kts.scope/1 records of the scopes), count_by_scope (the
+kts.scope_count/1 records: in how many scopes, and where), related (the
+kts.node/1 records of the documents most related to one) and check_answer
+(the kts.evidence/1 records of an answer's claims).
+
 Prompts: one per scope (named by its slug, argument `question`) carrying the
 scope's context for the question, and `ask`, routed like kts-query ROOT.
+
 Resources: kts://SCOPE/PATH, one per document, as Markdown.
 
-HTTP listens on loopback only, unless --allow-remote, which requires a bearer
---token (or $KTS_MCP_TOKEN). Logs go to stderr. It stops on end of input
-(stdio), SIGTERM or SIGINT. Each request has a time limit (--timeout).
-
-Serving over HTTP, here or to other machines:
-  kts-mcp ROOT --http 127.0.0.1:8765
-  KTS_MCP_TOKEN=s3cret kts-mcp ROOT --http 0.0.0.0:8765 --allow-remote
-
-A client's configuration (an mcpServers entry; VS Code: .vscode/mcp.json,
-under \"servers\", with \"type\": \"stdio\"):
-  {\"mcpServers\": {\"docs\": {\"command\": \"kts-mcp\", \"args\": [\"/data/docs\"]}}}
+HTTP listens on loopback only, and answers a web page (a request with an
+Origin header) only from a loopback origin, unless --allow-remote, which
+requires a bearer --token (or $KTS_MCP_TOKEN). Logs go to stderr. It stops
+on end of input (stdio), SIGTERM or SIGINT. Each request has a time limit
+(--timeout). Served over HTTP, here or to other machines: kts-mcp ROOT
+--http 127.0.0.1:8765, or KTS_MCP_TOKEN=s3cret kts-mcp ROOT --http
+0.0.0.0:8765 --allow-remote.
 
 A client starts kts-mcp and speaks on its input; at the end of the input,
-kts-mcp stops.
+kts-mcp stops. A client's configuration is an mcpServers entry (VS Code:
+.vscode/mcp.json, under \"servers\", with \"type\": \"stdio\"):
+{\"mcpServers\": {\"docs\": {\"command\": \"kts-mcp\", \"args\": [\"/data/docs\"]}}}
 
 Examples:
   kts-crawl docs | kts-convert | kts-chunk | kts-embed | kts-index docs
@@ -126,7 +126,7 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         args.threads.map_or(cores, usize::from),
         false,
     );
-    let knowledge = Knowledge::open(&args.dir, model, "kts-mcp")?;
+    let knowledge = Knowledge::open(&args.dir, model, "kts-mcp", args.quiet)?;
     knowledge.warm_up()?;
     let state = Arc::new(State::new(
         knowledge,
@@ -149,11 +149,34 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
                 )
                 .await
             }
-            None => server::serve_stdio(state, &messages).await,
+            None => server::serve_stdio(state).await,
         }
     });
     // A request still running on the blocking pool is not waited for.
     runtime.shutdown_timeout(Duration::from_secs(1));
     served?;
     Ok(messages.exit())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::AFTER_HELP;
+
+    /// The man page (kts-docgen) joins the lines of each paragraph: an
+    /// indented line (a column of a table, a command) would run into the
+    /// others. Only the Examples paragraph keeps its lines.
+    #[test]
+    fn each_paragraph_of_the_help_reads_as_prose() {
+        for paragraph in AFTER_HELP.split("\n\n") {
+            if paragraph.starts_with("Examples:") {
+                continue;
+            }
+            for line in paragraph.lines() {
+                assert!(
+                    !line.starts_with(' '),
+                    "an indented line in prose: {line:?}"
+                );
+            }
+        }
+    }
 }

@@ -10,6 +10,7 @@ use rmcp::model::{
 
 use crate::arguments::Arguments;
 use crate::server::State;
+use crate::tools::without_scope_prefix;
 
 /// The routed prompt, beside one per scope.
 const ASK: &str = "ask";
@@ -49,9 +50,6 @@ pub fn list(state: &State, cursor: Option<&str>) -> anyhow::Result<ListPromptsRe
 }
 
 pub fn get(state: &State, request: &GetPromptRequestParams) -> anyhow::Result<GetPromptResult> {
-    let values = request.arguments.clone().unwrap_or_default();
-    let args = Arguments::new(&request.name, &values, &["question"])?;
-    let question = args.question("question")?;
     let scopes = match request.name.as_str() {
         ASK => Vec::new(),
         slug => {
@@ -63,8 +61,14 @@ pub fn get(state: &State, request: &GetPromptRequestParams) -> anyhow::Result<Ge
             vec![slug.to_string()]
         }
     };
+    let values = request.arguments.clone().unwrap_or_default();
+    let args = Arguments::new(&request.name, &values, &["question"])?;
+    let question = args.question("question")?;
     let request = Request {
-        question: question.to_string(),
+        question: match scopes.is_empty() {
+            true => question.to_string(),
+            false => without_scope_prefix(question),
+        },
         scopes,
         ..Request::default()
     };

@@ -17,10 +17,10 @@ pub fn template() -> ResourceTemplate {
         .with_mime_type("text/markdown")
 }
 
-/// The URI of a document: its scope, then its path with each part percent-encoded.
+/// The URI of a document: its scope, then its path, each part percent-encoded.
 pub fn uri(scope: &str, path: &str) -> String {
     let parts: Vec<String> = path.split('/').map(encode).collect();
-    format!("{SCHEME}{scope}/{}", parts.join("/"))
+    format!("{SCHEME}{}/{}", encode(scope), parts.join("/"))
 }
 
 /// A page of documents, in scope then path order. The cursor is
@@ -41,7 +41,17 @@ pub fn list(state: &State, cursor: Option<&str>) -> anyhow::Result<ListResources
     let mut next = None;
     while let Some(scope) = scopes.get(index) {
         let wanted = PAGE - resources.len();
-        let documents = state.knowledge.documents(scope, after.as_deref(), wanted)?;
+        let documents = match state.knowledge.documents(scope, after.as_deref(), wanted) {
+            Ok(documents) => documents,
+            Err(e) => {
+                // As list_scopes does, a scope whose index cannot be read is left out.
+                state.log(&format!(
+                    "list_resources: scope {} left out: {e:#}",
+                    scope.slug
+                ));
+                Vec::new()
+            }
+        };
         let full = documents.len() == wanted;
         for document in &documents {
             let mut resource =
@@ -72,8 +82,10 @@ pub fn read(state: &State, uri: &str) -> anyhow::Result<ReadResourceResult> {
         .strip_prefix(SCHEME)
         .and_then(|rest| rest.split_once('/'))
         .ok_or_else(|| anyhow::anyhow!("not a kts resource: {uri:?} (kts://SCOPE/PATH)"))?;
-    let path = decode(path).ok_or_else(|| anyhow::anyhow!("bad percent-encoding in {uri:?}"))?;
-    let document = state.knowledge.document(Some(scope), &path)?;
+    let bad = || anyhow::anyhow!("bad percent-encoding in {uri:?}");
+    let scope = decode(scope).ok_or_else(bad)?;
+    let path = decode(path).ok_or_else(bad)?;
+    let document = state.knowledge.document(Some(&scope), &path)?;
     Ok(ReadResourceResult::new(vec![
         ResourceContents::text(document.markdown, uri).with_mime_type("text/markdown"),
     ]))
@@ -122,5 +134,13 @@ mod tests {
             assert_eq!(decode(encoded).as_deref(), Some(path));
         }
         assert_eq!(decode("%zz"), None);
+    }
+
+    #[test]
+    fn the_scope_survives_the_uri() {
+        let uri = uri("café", "b.md");
+        assert_eq!(uri, "kts://caf%C3%A9/b.md");
+        let (scope, _) = uri.strip_prefix(SCHEME).unwrap().split_once('/').unwrap();
+        assert_eq!(decode(scope).as_deref(), Some("café"));
     }
 }

@@ -5,7 +5,6 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use kts_cli::Messages;
 use kts_query::Knowledge;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,
@@ -14,9 +13,11 @@ use rmcp::model::{
     ReadResourceResponse, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::{RequestContext, ServerInitializeError};
+use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use tokio::sync::Semaphore;
 
+use crate::early_messages::DropEarlyMessages;
 use crate::{prompts, resources, tools};
 
 /// What every request shares: the open knowledge base and the limits.
@@ -37,7 +38,7 @@ impl State {
         }
     }
 
-    fn log(&self, text: &str) {
+    pub fn log(&self, text: &str) {
         if !self.quiet {
             eprintln!("kts-mcp: {text}");
         }
@@ -80,7 +81,7 @@ impl KtsServer {
                 "{what} failed: internal error ({}); please report it",
                 panic_message(join)
             )),
-            Ok(Ok(Err(error))) => Err(format!("{error:#}")),
+            Ok(Ok(Err(error))) => Err(in_mcp_terms(&format!("{error:#}"))),
             Ok(Ok(Ok(value))) => Ok(value),
         };
         let elapsed = started.elapsed().as_secs_f64() * 1e3;
@@ -90,6 +91,28 @@ impl KtsServer {
         }
         outcome
     }
+}
+
+/// What the query library's messages say in kts-query's terms (its flags),
+/// and what they are to an MCP client (tools and arguments).
+const CLI_TO_MCP: [(&str, &str); 3] = [
+    ("(--list-scopes lists them)", "(list_scopes lists them)"),
+    (", more than --max-scopes ", ", more than "),
+    (
+        "name a scope (/slug question or --scope SLUG), add words, or raise --max-scopes \
+         (--count-by-scope tells in which scopes its words are)",
+        "name a scope (the argument scope, or /slug question) or add words (count_by_scope \
+         tells in which scopes its words are)",
+    ),
+];
+
+/// A message of the query library as an MCP client must read it.
+fn in_mcp_terms(message: &str) -> String {
+    CLI_TO_MCP
+        .iter()
+        .fold(message.to_string(), |text, (cli, mcp)| {
+            text.replace(cli, mcp)
+        })
 }
 
 fn panic_message(join: tokio::task::JoinError) -> String {
@@ -230,11 +253,17 @@ impl ServerHandler for KtsServer {
 
 /// Serves one client on stdin and stdout until the input ends, or SIGTERM
 /// or SIGINT.
-pub async fn serve_stdio(state: Arc<State>, messages: &Messages) -> anyhow::Result<()> {
-    let running = match KtsServer::new(state).serve(rmcp::transport::stdio()).await {
+pub async fn serve_stdio(state: Arc<State>) -> anyhow::Result<()> {
+    let log = Arc::clone(&state);
+    let (input, output) = rmcp::transport::stdio();
+    let transport = DropEarlyMessages::new(
+        AsyncRwTransport::new_server(input, output),
+        Arc::clone(&state),
+    );
+    let running = match KtsServer::new(state).serve(transport).await {
         Ok(running) => running,
         Err(ServerInitializeError::ConnectionClosed(_)) => {
-            messages.info("the input ended before a client spoke: nothing to serve");
+            log.log("the input ended before a client spoke: nothing to serve");
             return Ok(());
         }
         Err(e) => anyhow::bail!("the MCP session did not start: {e}"),
@@ -245,7 +274,7 @@ pub async fn serve_stdio(state: Arc<State>, messages: &Messages) -> anyhow::Resu
         cancel.cancel();
     });
     let reason = running.waiting().await?;
-    messages.info(&format!("stopped ({reason:?})"));
+    log.log(&format!("stopped ({reason:?})"));
     Ok(())
 }
 
@@ -262,5 +291,42 @@ pub async fn stop_signal() {
         Err(_) => {
             let _ = tokio::signal::ctrl_c().await;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_query_librarys_flags_become_tools_and_arguments() {
+        let unknown = kts_query::federation::route(
+            &kts_store::Scopes::default(),
+            "/nope question",
+            &[],
+            100,
+            None,
+        )
+        .unwrap_err();
+        assert_eq!(
+            in_mcp_terms(&unknown.to_string()),
+            "no indexed scope \"nope\" in this knowledge root (list_scopes lists them)"
+        );
+        let scope = |slug: &str| kts_store::ScopeEntry {
+            slug: slug.into(),
+            path: slug.into(),
+            indexed: true,
+        };
+        let three = kts_store::Scopes {
+            scopes: vec![scope("a"), scope("b"), scope("c")],
+            ..Default::default()
+        };
+        let too_broad = kts_query::federation::route(&three, "loans", &[], 2, None).unwrap_err();
+        let message = in_mcp_terms(&too_broad.to_string());
+        assert!(!message.contains("--"), "{message}");
+        assert!(
+            message.contains("more than 2: name a scope (the argument scope"),
+            "{message}"
+        );
     }
 }

@@ -31,7 +31,8 @@ pub fn exists(name: &str) -> bool {
 }
 
 const SCOPE: &str = "In a knowledge root: the scope (its slug, as list_scopes gives it). \
-                     Without it, the question is routed like `kts-query ROOT`; `/slug question` works too.";
+                     Without it, the question is routed like `kts-query ROOT`, and `/slug question` \
+                     works too; with it, a leading `/word` is only a word.";
 
 /// Every tool, with the JSON Schema of its input and of its structured output.
 pub fn definitions() -> Vec<Tool> {
@@ -195,7 +196,10 @@ fn search(state: &State, values: &Map<String, Value>) -> anyhow::Result<ToolOutp
         _ => Mode::Hybrid,
     };
     request.min_confidence = args.number("min_confidence", 0.0..=1.0)?;
-    let answer = state.knowledge.search(&request)?;
+    let answer = state
+        .knowledge
+        .search(&request)
+        .map_err(|error| with_reasons(state, &request, error))?;
     let mut text = Vec::new();
     for hit in &answer.hits {
         kts_query::write_text(&mut text, hit, state.knowledge.is_root())?;
@@ -211,15 +215,68 @@ fn search(state: &State, values: &Map<String, Value>) -> anyhow::Result<ToolOutp
 
 /// The question and the scope asked.
 fn request(args: &Arguments) -> anyhow::Result<Request> {
+    let question = args.question("question")?;
+    let scope = args.string("scope")?;
     Ok(Request {
-        question: args.question("question")?.to_string(),
-        scopes: args
-            .string("scope")?
-            .map(String::from)
-            .into_iter()
-            .collect(),
+        question: match scope {
+            Some(_) => without_scope_prefix(question),
+            None => question.to_string(),
+        },
+        scopes: scope.map(String::from).into_iter().collect(),
         ..Request::default()
     })
+}
+
+/// The question with the slashes of its leading `/word`s taken off, for a
+/// request that names its scope: the router reads a `/slug` prefix before
+/// the scope asked, and the scope named in so many words must win.
+pub fn without_scope_prefix(question: &str) -> String {
+    let (names, rest) = kts_query::federation::scope_prefix(question);
+    if names.is_empty() {
+        return question.to_string();
+    }
+    // A name may itself start with a slash (`//beta`): go round again.
+    without_scope_prefix(&format!("{} {rest}", names.join(" ")))
+}
+
+/// What the query library says when every scope asked failed: the reason of
+/// each went to the server's stderr, which an MCP client never sees.
+const NO_SCOPE_SEARCHED: &str = "no scope could be searched (see the warnings above)";
+/// Reasons given in a message, at most.
+const REASONS: usize = 5;
+
+/// The error, with why each scope asked cannot be searched when none could:
+/// the reasons are found again by opening the scopes.
+fn with_reasons(state: &State, request: &Request, error: anyhow::Error) -> anyhow::Error {
+    if format!("{error:#}") != NO_SCOPE_SEARCHED {
+        return error;
+    }
+    let reasons: Vec<String> = scopes_asked(state, request)
+        .iter()
+        .filter_map(|scope| {
+            let opened = state.knowledge.documents(scope, None, 1);
+            opened.err().map(|e| format!("{}: {e:#}", scope.slug))
+        })
+        .take(REASONS)
+        .collect();
+    match reasons.is_empty() {
+        true => anyhow::anyhow!("no scope could be searched (the server's log says why)"),
+        false => anyhow::anyhow!("no scope could be searched: {}", reasons.join("; ")),
+    }
+}
+
+/// The scopes a request names (its argument scope or its `/slug` prefix),
+/// or all of them.
+fn scopes_asked(state: &State, request: &Request) -> Vec<kts_store::ScopeEntry> {
+    let (prefix, _) = kts_query::federation::scope_prefix(&request.question);
+    let named: Vec<&String> = request.scopes.iter().chain(prefix.first()).collect();
+    if named.is_empty() {
+        return state.knowledge.scopes().unwrap_or_default();
+    }
+    named
+        .into_iter()
+        .filter_map(|slug| state.knowledge.one_scope(Some(slug)).ok())
+        .collect()
 }
 
 fn context(state: &State, values: &Map<String, Value>) -> anyhow::Result<ToolOutput> {
@@ -228,7 +285,10 @@ fn context(state: &State, values: &Map<String, Value>) -> anyhow::Result<ToolOut
     request.budget = args
         .integer("budget", 100..=32_000)?
         .unwrap_or(request.budget);
-    let markdown = state.knowledge.context(&request)?;
+    let markdown = state
+        .knowledge
+        .context(&request)
+        .map_err(|error| with_reasons(state, &request, error))?;
     Ok(ToolOutput {
         structured: json!({"context": markdown}),
         text: markdown,
@@ -241,7 +301,10 @@ fn get_document(state: &State, values: &Map<String, Value>) -> anyhow::Result<To
         values,
         &["path", "doc_id", "scope", "start", "end", "page"],
     )?;
-    let key = match (args.string("path")?, args.string("doc_id")?) {
+    let key = match (
+        args.non_empty_string("path")?,
+        args.non_empty_string("doc_id")?,
+    ) {
         (Some(path), None) => path,
         (None, Some(doc_id)) => doc_id,
         (Some(_), Some(_)) => anyhow::bail!("get_document: give path or doc_id, not both"),
@@ -365,7 +428,9 @@ fn count_by_scope(state: &State, values: &Map<String, Value>) -> anyhow::Result<
 
 fn related(state: &State, values: &Map<String, Value>) -> anyhow::Result<ToolOutput> {
     let args = Arguments::new("related", values, &["path", "scope", "top_k"])?;
-    let path = args.required_string("path")?;
+    let path = args
+        .non_empty_string("path")?
+        .ok_or_else(|| anyhow::anyhow!("related: the argument path is required"))?;
     let top = args.integer("top_k", 1..=100)?.unwrap_or(10);
     let related = state.knowledge.related(args.string("scope")?, path, top)?;
     let mut text = String::new();
@@ -438,6 +503,13 @@ mod tests {
                 .starts_with("<!-- page: 2")
         );
         assert_eq!(page_range(markdown, 3), None);
+    }
+
+    #[test]
+    fn a_named_scope_leaves_the_slash_prefixes_only_words() {
+        assert_eq!(without_scope_prefix("/beta /faq engine"), "beta faq engine");
+        assert_eq!(without_scope_prefix(" //beta engine"), "beta engine");
+        assert_eq!(without_scope_prefix("engine /beta"), "engine /beta");
     }
 
     #[test]

@@ -25,6 +25,8 @@ pub struct Knowledge {
     dir: PathBuf,
     /// The name warnings are given under on stderr.
     tool: &'static str,
+    /// Warnings are not printed.
+    quiet: bool,
     pool: SearcherPool,
     /// `None` for a scope.
     root: Option<Mutex<RootState>>,
@@ -54,9 +56,14 @@ pub struct Document {
 
 impl Knowledge {
     /// Opens `dir`, a scope (it has an index) or a knowledge root (its
-    /// sub-folders do, or it has a catalog).
-    pub fn open(dir: &Path, model: ModelChoice, tool: &'static str) -> anyhow::Result<Knowledge> {
-        let messages = Messages::new(tool);
+    /// sub-folders do, or it has a catalog); `quiet` keeps its warnings off stderr.
+    pub fn open(
+        dir: &Path,
+        model: ModelChoice,
+        tool: &'static str,
+        quiet: bool,
+    ) -> anyhow::Result<Knowledge> {
+        let messages = Messages::new(tool).quiet(quiet);
         let root = if federation::is_root(dir) {
             Some(Mutex::new(RootState::open(dir, &messages)?))
         } else if kts_store::is_scope(dir) {
@@ -82,6 +89,7 @@ impl Knowledge {
             },
             dir: dir.to_path_buf(),
             tool,
+            quiet,
             pool: SearcherPool::new(model, POOLED),
             root,
         })
@@ -109,7 +117,7 @@ impl Knowledge {
     }
 
     fn messages(&self) -> Messages {
-        Messages::new(self.tool)
+        Messages::new(self.tool).quiet(self.quiet)
     }
 
     /// The indexed scopes (a scope: itself).

@@ -1,0 +1,431 @@
+//! kts-mcp spoken to in raw JSON-RPC (stdio) and raw HTTP, for what an SDK
+//! client never sends: messages out of order, a browser's Origin, odd
+//! headers and arguments. On a small knowledge root the real pipeline builds.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::OnceLock;
+
+use kts_tests::{bin, shell, succeeded};
+use serde_json::{Value, json};
+
+const DOCUMENTS: [(&str, &str, &str); 4] = [
+    (
+        "alpha",
+        "vacation.md",
+        "# Vacation policy\n\nEmployees get 25 vacation days a year. Unused days expire at \
+         the end of March.\n",
+    ),
+    (
+        "alpha",
+        "parking.md",
+        "# Parking\n\nThe parking garage opens at 6am. Bicycles go in the basement.\n",
+    ),
+    (
+        "beta",
+        "rockets.md",
+        "# Rocket engines\n\nA rocket engine burns liquid oxygen and kerosene. The Merlin \
+         engine powers the Falcon 9.\n",
+    ),
+    (
+        "café",
+        "espresso.md",
+        "# Espresso machine\n\nThe espresso machine is descaled every Friday.\n",
+    ),
+];
+
+/// Writes the documents under `root` and indexes each scope.
+fn build_root(root: &Path) {
+    for (scope, name, text) in DOCUMENTS {
+        std::fs::create_dir_all(root.join(scope)).unwrap();
+        std::fs::write(root.join(scope).join(name), text).unwrap();
+    }
+    succeeded(shell(&format!(
+        "cd '{}' && for scope in alpha beta café; do \
+           kts-crawl $scope | kts-convert | kts-chunk | kts-embed | kts-index $scope || exit 1; done",
+        root.display()
+    )));
+}
+
+/// The knowledge root the tests only read, built once.
+fn root() -> &'static Path {
+    static ROOT: OnceLock<tempfile::TempDir> = OnceLock::new();
+    ROOT.get_or_init(|| {
+        let root = tempfile::tempdir().unwrap();
+        build_root(root.path());
+        root
+    })
+    .path()
+}
+
+/// A copy of the root that a test may damage.
+fn root_copy() -> tempfile::TempDir {
+    let copy = tempfile::tempdir().unwrap();
+    succeeded(shell(&format!(
+        "cp -a '{}/.' '{}'",
+        root().display(),
+        copy.path().display()
+    )));
+    copy
+}
+
+/// kts-mcp on stdio, spoken to line by line.
+struct Session {
+    server: Child,
+    input: ChildStdin,
+    output: BufReader<ChildStdout>,
+}
+
+impl Session {
+    fn start(dir: &Path) -> Session {
+        let mut server = Command::new(bin("kts-mcp"))
+            .arg(dir)
+            .arg("--quiet")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("kts-mcp starts");
+        let input = server.stdin.take().unwrap();
+        let output = BufReader::new(server.stdout.take().unwrap());
+        Session {
+            server,
+            input,
+            output,
+        }
+    }
+
+    /// Starts kts-mcp and goes through the handshake.
+    fn initialized(dir: &Path) -> Session {
+        let mut session = Session::start(dir);
+        session.send(initialize(0));
+        assert!(session.answer(0).get("result").is_some());
+        session.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        session
+    }
+
+    fn send(&mut self, message: Value) {
+        writeln!(self.input, "{message}").unwrap();
+    }
+
+    /// The response to the request `id` (notifications skipped).
+    fn answer(&mut self, id: u64) -> Value {
+        loop {
+            let mut line = String::new();
+            let read = self.output.read_line(&mut line).unwrap();
+            assert!(read > 0, "kts-mcp ended before answering request {id}");
+            let message: Value = serde_json::from_str(&line).unwrap();
+            if message["id"] == id {
+                return message;
+            }
+        }
+    }
+
+    fn request(&mut self, id: u64, method: &str, params: Value) -> Value {
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        self.answer(id)
+    }
+
+    /// A tool call's result (`isError` and all).
+    fn call(&mut self, tool: &str, arguments: Value) -> Value {
+        let answer = self.request(
+            7,
+            "tools/call",
+            json!({"name": tool, "arguments": arguments}),
+        );
+        answer["result"].clone()
+    }
+
+    /// Ends the input and returns the exit status and stderr.
+    fn finish(mut self) -> (std::process::ExitStatus, String) {
+        drop(self.input);
+        let mut stderr = String::new();
+        self.server
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut stderr)
+            .unwrap();
+        (self.server.wait().unwrap(), stderr)
+    }
+}
+
+fn initialize(id: u64) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "test", "version": "1"}}})
+}
+
+/// The text of a tool's result (or of its error).
+fn text(result: &Value) -> String {
+    result["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[test]
+fn messages_before_initialize_other_than_requests_are_ignored() {
+    let early = [
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 3}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/made_up"}),
+        json!({"jsonrpc": "2.0", "id": 5, "result": {}}),
+        json!({"jsonrpc": "2.0", "id": 5, "error": {"code": -1, "message": "no"}}),
+    ];
+    for message in early {
+        let mut session = Session::start(root());
+        session.send(message.clone());
+        session.send(initialize(0));
+        let started = session.answer(0);
+        assert!(
+            started["result"]["serverInfo"].is_object(),
+            "after {message}: {started}"
+        );
+        session.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        let scopes = session.call("list_scopes", json!({}));
+        assert_eq!(scopes["isError"], false, "after {message}: {scopes}");
+        let (status, stderr) = session.finish();
+        assert!(status.success(), "after {message}: {status}: {stderr}");
+    }
+}
+
+#[test]
+fn quiet_means_no_warning_on_stderr() {
+    // Two folders with one slug: a warning at start, and at every routing.
+    let copy = root_copy();
+    succeeded(shell(&format!(
+        "cp -a '{0}/alpha' '{0}/Alpha'",
+        copy.path().display()
+    )));
+    let mut session = Session::initialized(copy.path());
+    let search = session.call("search", json!({"question": "vacation days"}));
+    assert_eq!(search["isError"], false, "{search}");
+    let (status, stderr) = session.finish();
+    assert!(status.success());
+    assert_eq!(stderr, "", "--quiet");
+}
+
+/// The slugs of a search's hits.
+fn hit_scopes(result: &Value) -> Vec<String> {
+    result["structuredContent"]["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|hit| hit["scope"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn the_scope_argument_wins_over_a_slash_prefix_in_the_question() {
+    let mut session = Session::initialized(root());
+    let prefixed = "/beta rocket engine";
+
+    let routed = session.call("search", json!({"question": prefixed}));
+    assert_eq!(hit_scopes(&routed)[0], "beta", "{routed}");
+    let search = session.call("search", json!({"question": prefixed, "scope": "alpha"}));
+    assert_eq!(search["structuredContent"]["scopes"], json!(["alpha"]));
+    let scopes = hit_scopes(&search);
+    assert!(
+        !scopes.is_empty() && scopes.iter().all(|s| s == "alpha"),
+        "{search}"
+    );
+
+    let context = session.call("context", json!({"question": prefixed, "scope": "alpha"}));
+    assert_eq!(context["isError"], false, "{context}");
+    assert!(!text(&context).contains("rockets.md"), "{context}");
+
+    let counts = session.call(
+        "count_by_scope",
+        json!({"question": prefixed, "scope": "alpha"}),
+    );
+    assert_eq!(counts["isError"], false, "{counts}");
+    assert_eq!(counts["structuredContent"]["counts"], json!([]), "{counts}");
+
+    let prompt = session.request(
+        8,
+        "prompts/get",
+        json!({"name": "alpha", "arguments": {"question": prefixed}}),
+    );
+    let message = prompt["result"]["messages"][0]["content"]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no prompt: {prompt}"));
+    assert!(!message.contains("rockets.md"), "{message}");
+    assert!(message.contains("vacation.md"), "{message}");
+}
+
+#[test]
+fn messages_speak_of_tools_and_say_what_is_wrong() {
+    let mut session = Session::initialized(root());
+    let unknown = session.call("search", json!({"question": "engine", "scope": "nope"}));
+    assert_eq!(unknown["isError"], true);
+    assert!(
+        text(&unknown).contains("(list_scopes lists them)"),
+        "{unknown}"
+    );
+    assert!(!text(&unknown).contains("--"), "{unknown}");
+
+    let prompt = session.request(8, "prompts/get", json!({"name": "zzz"}));
+    let message = prompt["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.starts_with("no prompt \"zzz\""), "{prompt}");
+
+    let scopes = session.call("list_scopes", json!({"x": 1}));
+    assert_eq!(text(&scopes), "list_scopes takes no arguments, not \"x\"");
+
+    let related = session.call("related", json!({"path": "", "scope": "alpha"}));
+    assert_eq!(text(&related), "related: the path is empty");
+}
+
+#[test]
+fn a_scope_whose_index_went_away_says_why_and_is_left_out_of_the_resources() {
+    let copy = root_copy();
+    let mut session = Session::initialized(copy.path());
+    std::fs::remove_dir_all(copy.path().join("beta/.kts")).unwrap();
+
+    let search = session.call("search", json!({"question": "engine", "scope": "beta"}));
+    assert_eq!(search["isError"], true, "{search}");
+    let message = text(&search);
+    assert!(
+        message.starts_with("no scope could be searched: beta: "),
+        "{message}"
+    );
+    assert!(message.contains("no index"), "{message}");
+
+    let listed = session.request(8, "resources/list", json!({}));
+    let uris: Vec<&str> = listed["result"]["resources"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{listed}"))
+        .iter()
+        .map(|r| r["uri"].as_str().unwrap())
+        .collect();
+    assert!(uris.contains(&"kts://alpha/vacation.md"), "{uris:?}");
+    assert!(
+        !uris.iter().any(|u| u.starts_with("kts://beta/")),
+        "{uris:?}"
+    );
+}
+
+#[test]
+fn the_scope_of_a_resource_uri_is_percent_decoded() {
+    let mut session = Session::initialized(root());
+    for (id, uri, says) in [
+        (8, "kts://%61lpha/vacation.md", "25 vacation days"),
+        (9, "kts://caf%C3%A9/espresso.md", "descaled every Friday"),
+    ] {
+        let read = session.request(id, "resources/read", json!({"uri": uri}));
+        let markdown = read["result"]["contents"][0]["text"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{uri}: {read}"));
+        assert!(markdown.contains(says), "{uri}: {markdown}");
+    }
+}
+
+/// A server stopped when the test ends, passed or failed.
+struct Stopped(Child);
+
+impl Drop for Stopped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// kts-mcp serving the root over HTTP on a free loopback port, and the port.
+fn serve_http(flags: &[&str]) -> (Stopped, u16) {
+    let mut server = Command::new(bin("kts-mcp"))
+        .arg(root())
+        .args(["--http", "127.0.0.1:0"])
+        .args(flags)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("kts-mcp starts");
+    let mut lines = BufReader::new(server.stderr.take().unwrap()).lines();
+    let port = loop {
+        let line = lines.next().expect("kts-mcp said where it serves").unwrap();
+        if let Some(url) = line.strip_prefix("kts-mcp: serving MCP at http://127.0.0.1:") {
+            break url.trim_end_matches("/mcp").parse().unwrap();
+        }
+    };
+    std::thread::spawn(move || lines.for_each(drop));
+    (Stopped(server), port)
+}
+
+/// The status line and headers of an `initialize` POSTed to /mcp with `headers`.
+fn post_initialize(port: u16, headers: &[&str]) -> String {
+    let body = initialize(1).to_string();
+    let mut request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
+        body.len()
+    );
+    for header in headers {
+        request.push_str(&format!("{header}\r\n"));
+    }
+    request.push_str(&format!("\r\n{body}"));
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    let head = response.split("\r\n\r\n").next().unwrap_or_default();
+    head.to_string()
+}
+
+fn status(head: &str) -> &str {
+    head.split(' ').nth(1).unwrap_or_default()
+}
+
+#[test]
+fn over_http_a_page_from_another_origin_is_refused() {
+    let (server, port) = serve_http(&[]);
+    for origin in [
+        "http://evil.com",
+        "null",
+        "http://localhost.evil.com",
+        "https://127.0.0.1.evil.com:8765",
+    ] {
+        let head = post_initialize(port, &[&format!("Origin: {origin}")]);
+        assert_eq!(status(&head), "403", "Origin: {origin}\n{head}");
+    }
+    for origin in [
+        "http://localhost:3000",
+        "https://localhost",
+        "http://127.0.0.1:8765",
+        "http://[::1]:9000",
+    ] {
+        let head = post_initialize(port, &[&format!("Origin: {origin}")]);
+        assert_eq!(status(&head), "200", "Origin: {origin}\n{head}");
+    }
+    assert_eq!(status(&post_initialize(port, &[])), "200");
+    drop(server);
+
+    // Served to other machines, the token is the guard, whatever the page.
+    let (server, port) = serve_http(&["--allow-remote", "--token", "s3cret"]);
+    let head = post_initialize(
+        port,
+        &["Origin: http://evil.com", "Authorization: Bearer s3cret"],
+    );
+    assert_eq!(status(&head), "200", "{head}");
+    drop(server);
+}
+
+#[test]
+fn over_http_a_401_asks_for_a_bearer_token_whatever_the_case_of_its_scheme() {
+    let (server, port) = serve_http(&["--token", "s3cret"]);
+    let refused = post_initialize(port, &[]);
+    assert_eq!(status(&refused), "401", "{refused}");
+    let asks = refused
+        .lines()
+        .any(|l| l.eq_ignore_ascii_case("www-authenticate: Bearer"));
+    assert!(asks, "{refused}");
+    for scheme in ["Bearer", "bearer", "BEARER"] {
+        let head = post_initialize(port, &[&format!("Authorization: {scheme} s3cret")]);
+        assert_eq!(status(&head), "200", "{scheme}: {head}");
+    }
+    let wrong = post_initialize(port, &["Authorization: bearer nope"]);
+    assert_eq!(status(&wrong), "401", "{wrong}");
+    drop(server);
+}
