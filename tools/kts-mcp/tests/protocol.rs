@@ -286,12 +286,14 @@ fn a_scope_whose_index_went_away_says_why_and_is_left_out_of_the_resources() {
 
     let search = session.call("search", json!({"question": "engine", "scope": "beta"}));
     assert_eq!(search["isError"], true, "{search}");
+    // Said at once, or, once the root's folders were looked at again, as a
+    // scope no longer indexed.
     let message = text(&search);
     assert!(
-        message.starts_with("no scope could be searched: beta: "),
+        message.starts_with("no scope could be searched: beta: ") && message.contains("no index")
+            || message.starts_with("no indexed scope \"beta\""),
         "{message}"
     );
-    assert!(message.contains("no index"), "{message}");
 
     let listed = session.request(8, "resources/list", json!({}));
     let uris: Vec<&str> = listed["result"]["resources"]
@@ -305,6 +307,39 @@ fn a_scope_whose_index_went_away_says_why_and_is_left_out_of_the_resources() {
         !uris.iter().any(|u| u.starts_with("kts://beta/")),
         "{uris:?}"
     );
+}
+
+#[test]
+fn scopes_indexed_or_removed_while_serving_are_seen() {
+    let copy = root_copy();
+    let mut session = Session::initialized(copy.path());
+    let slugs = |session: &mut Session| -> Vec<String> {
+        let listed = session.call("list_scopes", json!({}));
+        listed["structuredContent"]["scopes"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{listed}"))
+            .iter()
+            .map(|s| s["slug"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(slugs(&mut session), ["alpha", "beta", "café"]);
+    let gamma = copy.path().join("gamma");
+    std::fs::create_dir(&gamma).unwrap();
+    std::fs::write(
+        gamma.join("garden.md"),
+        "# Garden\n\nTomatoes want basil.\n",
+    )
+    .unwrap();
+    succeeded(shell(&format!(
+        "cd '{}' && kts-crawl gamma | kts-convert | kts-chunk | kts-embed | kts-index gamma",
+        copy.path().display()
+    )));
+    std::fs::remove_dir_all(copy.path().join("beta/.kts")).unwrap();
+    // The folders are looked at again at most once a second.
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    assert_eq!(slugs(&mut session), ["alpha", "café", "gamma"]);
+    let search = session.call("search", json!({"question": "tomatoes basil"}));
+    assert_eq!(hit_scopes(&search)[0], "gamma", "{search}");
 }
 
 #[test]

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use kts_catalog::{Catalog, CatalogRow};
 use kts_cli::Messages;
 use kts_record::{HitRecord, ScopeCountRecord};
-use kts_store::{ScopeEntry, Scopes, discover_scopes};
+use kts_store::{ScopeEntry, Scopes, discover_scopes, scope_slug};
 
 use crate::pool::SearcherPool;
 use crate::words::lowercase_words;
@@ -99,7 +99,7 @@ pub fn route(
     let by_slug = |slug: &str| -> Result<ScopeEntry, RouteError> {
         indexed
             .iter()
-            .find(|s| s.slug == kts_store::scope_slug(slug))
+            .find(|s| s.slug == scope_slug(slug))
             .map(|s| (*s).clone())
             .ok_or_else(|| {
                 RouteError::UnknownScope(format!(
@@ -265,6 +265,13 @@ impl Routing {
         Ok(())
     }
 
+    /// Whether the scopes found in the root's folders are no longer those
+    /// there (one indexed, removed or renamed since); a catalog's list is
+    /// followed through the catalog instead.
+    pub fn folders_changed(&self) -> bool {
+        !self.listed_by_catalog && discover_scopes(&self.dir).map_or(true, |now| now != self.found)
+    }
+
     /// The indexed scopes.
     pub fn scopes(&self) -> impl Iterator<Item = &ScopeEntry> {
         self.found.scopes.iter().filter(|s| s.indexed)
@@ -272,7 +279,7 @@ impl Routing {
 
     /// The scope of a slug, if indexed.
     pub fn scope(&self, slug: &str) -> Option<&ScopeEntry> {
-        self.scopes().find(|s| s.slug == slug.to_lowercase())
+        self.scopes().find(|s| s.slug == scope_slug(slug))
     }
 
     /// The scopes the request's question goes to (see [`route`]).

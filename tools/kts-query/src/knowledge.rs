@@ -1,12 +1,13 @@
 //! A scope or a knowledge root kept open to answer many requests, from many
 //! threads at once: the model loads once, the scopes' searchers are kept
 //! and reopened when an index changes (see [`SearcherPool`]), the root's
-//! catalog is reread when it is rebuilt. It is the library behind kts-mcp;
+//! catalog is reread when it is rebuilt, and a root without a catalog is
+//! looked at again for scopes indexed or removed since. It is the library behind kts-mcp;
 //! the answers are those of kts-query, made by the same code.
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::time::SystemTime;
+use std::time::{Duration, Instant, SystemTime};
 
 use kts_catalog::CatalogRow;
 use kts_cli::Messages;
@@ -19,6 +20,9 @@ use crate::{ModelChoice, Request, SearcherPool, scope_slug};
 
 /// Idle searchers kept open in all.
 const POOLED: usize = 512;
+/// How often, at most, a root without a catalog has its folders read again
+/// (a request costs one folder listing, about 10 µs a scope).
+const RESCAN_FOLDERS_EVERY: Duration = Duration::from_secs(1);
 
 /// An open scope or knowledge root.
 pub struct Knowledge {
@@ -38,6 +42,8 @@ struct RootState {
     routing: Routing,
     /// When the catalog was last written, as read at open.
     catalog_modified: Option<SystemTime>,
+    /// When the root's folders were last compared with the routing's scopes.
+    folders_checked: Instant,
 }
 
 /// The hits of a request and where they were looked for.
@@ -334,7 +340,14 @@ impl Knowledge {
         root: &'a Mutex<RootState>,
     ) -> anyhow::Result<std::sync::MutexGuard<'a, RootState>> {
         let mut state = root.lock().unwrap_or_else(|p| p.into_inner());
-        if catalog_modified(&self.dir) != state.catalog_modified {
+        let stale = catalog_modified(&self.dir) != state.catalog_modified || {
+            let due = state.folders_checked.elapsed() >= RESCAN_FOLDERS_EVERY;
+            if due {
+                state.folders_checked = Instant::now();
+            }
+            due && state.routing.folders_changed()
+        };
+        if stale {
             *state = RootState::open(&self.dir, &self.messages())?;
         }
         Ok(state)
@@ -346,6 +359,7 @@ impl RootState {
         Ok(RootState {
             catalog_modified: catalog_modified(dir),
             routing: Routing::open(dir, messages)?,
+            folders_checked: Instant::now(),
         })
     }
 }
