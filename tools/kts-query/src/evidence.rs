@@ -85,7 +85,8 @@ const ABBREVIATIONS: &[&str] = &[
 /// removed (a link keeps its text), and so are citations like `[1]`,
 /// `[1, 2]`, `[2-4]` or `[^1]`. Each paragraph and list item is then split
 /// into sentences after `.`, `!` or `?` followed by a space and a capital
-/// letter or a digit (not after abbreviations such as "e.g." or "Dr.").
+/// letter, a digit or a name of code written in lowercase (`kts-convert`),
+/// not after abbreviations such as "e.g." or "Dr.".
 /// Sentences of fewer than [`MIN_CLAIM_WORDS`] words are dropped.
 pub fn claims(answer: &str) -> Vec<String> {
     blocks(answer)
@@ -302,8 +303,11 @@ fn sentences(text: &str) -> Vec<String> {
                 Some(0) => false,
                 Some(gap) => {
                     let c = chars[end + gap];
-                    (c.is_uppercase() || c.is_ascii_digit() || matches!(c, '"' | '“' | '('))
-                        && !(chars[i] == '.' && is_abbreviation(&chars[start..i]))
+                    let starts = c.is_uppercase()
+                        || c.is_ascii_digit()
+                        || matches!(c, '"' | '“' | '(')
+                        || is_identifier(&chars[end + gap..]);
+                    starts && !(chars[i] == '.' && is_abbreviation(&chars[start..i]))
                 }
             };
             if breaks {
@@ -323,6 +327,25 @@ fn sentences(text: &str) -> Vec<String> {
         found.push(rest.trim().to_string());
     }
     found
+}
+
+/// Whether the text starts with a word written as a name of code, which may
+/// start a sentence in lowercase: `kts-convert`, `npm_config`, `v1.2`.
+fn is_identifier(text: &[char]) -> bool {
+    let word: Vec<char> = text
+        .iter()
+        .take_while(|c| !c.is_whitespace())
+        .copied()
+        .collect();
+    let word = match word.last() {
+        Some(',' | ';' | ':' | '.') => &word[..word.len() - 1],
+        _ => &word[..],
+    };
+    word.first().is_some_and(|c| c.is_lowercase())
+        && word
+            .iter()
+            .any(|c| matches!(c, '-' | '_' | '/' | '.') || c.is_ascii_digit())
+        && word.last().is_some_and(|c| c.is_alphanumeric())
 }
 
 /// Whether the word before a period is an abbreviation ("e.g", "Dr").

@@ -429,6 +429,18 @@ fn claims_split_sentences_but_not_numbers_or_abbreviations() {
     );
     assert!(claims("").is_empty());
     assert!(claims("## Only a heading\n\n```\ncode only here\n```").is_empty());
+    assert_eq!(
+        claims(
+            "The moon is made of green cheese and rock. kts-convert turns each file into \
+             Markdown. Use it e.g. with-care as shown."
+        ),
+        [
+            "The moon is made of green cheese and rock.",
+            "kts-convert turns each file into Markdown.",
+            "Use it e.g. with-care as shown."
+        ],
+        "a sentence may start with a command's name"
+    );
 }
 
 #[test]
