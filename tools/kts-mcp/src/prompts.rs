@@ -2,6 +2,8 @@
 //! slash commands, so `/hr` asks the hr scope), and `ask`, routed like
 //! `kts-query ROOT`. Each carries the scope's context for the question.
 
+use std::time::Instant;
+
 use kts_query::Request;
 use rmcp::model::{
     GetPromptRequestParams, GetPromptResult, ListPromptsResult, Prompt, PromptArgument,
@@ -49,7 +51,11 @@ pub fn list(state: &State, cursor: Option<&str>) -> anyhow::Result<ListPromptsRe
     Ok(page)
 }
 
-pub fn get(state: &State, request: &GetPromptRequestParams) -> anyhow::Result<GetPromptResult> {
+pub fn get(
+    state: &State,
+    request: &GetPromptRequestParams,
+    deadline: Instant,
+) -> anyhow::Result<GetPromptResult> {
     let scopes = match request.name.as_str() {
         ASK => Vec::new(),
         slug => {
@@ -70,6 +76,7 @@ pub fn get(state: &State, request: &GetPromptRequestParams) -> anyhow::Result<Ge
             false => without_scope_prefix(question),
         },
         scopes,
+        deadline: Some(deadline),
         ..Request::default()
     };
     let context = state.knowledge.context(&request)?;

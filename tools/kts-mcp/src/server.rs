@@ -3,7 +3,7 @@
 //! and the concurrency limit, with a panic reported as that request's error.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use kts_query::Knowledge;
 use rmcp::model::{
@@ -58,19 +58,22 @@ impl KtsServer {
 
     /// Runs `work` on the blocking pool, once a concurrency permit is free,
     /// within the time limit. A failure, a panic or the time running out
-    /// becomes the message of the request's error.
+    /// becomes the message of the request's error. `work` is given the
+    /// moment the limit passes, after which its searches are refused: work
+    /// whose answer was given up on stops instead of holding the CPU.
     async fn run<T: Send + 'static>(
         &self,
         what: String,
-        work: impl FnOnce(&State) -> anyhow::Result<T> + Send + 'static,
+        work: impl FnOnce(&State, Instant) -> anyhow::Result<T> + Send + 'static,
     ) -> Result<T, String> {
         let state = Arc::clone(&self.state);
         let limit = state.limit;
-        let started = std::time::Instant::now();
+        let started = Instant::now();
+        let deadline = started + limit;
         let job = async move {
             let _permit = state.permits.acquire().await.ok();
             let worker = Arc::clone(&state);
-            tokio::task::spawn_blocking(move || work(&worker)).await
+            tokio::task::spawn_blocking(move || work(&worker, deadline)).await
         };
         let outcome = match tokio::time::timeout(limit, job).await {
             Err(_) => Err(format!(
@@ -176,7 +179,9 @@ impl ServerHandler for KtsServer {
         let arguments = request.arguments.unwrap_or_default();
         let what = format!("tool {name}");
         let result = match self
-            .run(what, move |state| tools::call(state, &name, &arguments))
+            .run(what, move |state, deadline| {
+                tools::call(state, &name, &arguments, deadline)
+            })
             .await
         {
             Ok(output) => {
@@ -195,7 +200,7 @@ impl ServerHandler for KtsServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
         let cursor = params.and_then(|p| p.cursor);
-        self.run("list_prompts".into(), move |state| {
+        self.run("list_prompts".into(), move |state, _| {
             prompts::list(state, cursor.as_deref())
         })
         .await
@@ -208,10 +213,12 @@ impl ServerHandler for KtsServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
         let what = format!("prompt {}", request.name);
-        self.run(what, move |state| prompts::get(state, &request))
-            .await
-            .map(Into::into)
-            .map_err(|message| ErrorData::invalid_params(message, None))
+        self.run(what, move |state, deadline| {
+            prompts::get(state, &request, deadline)
+        })
+        .await
+        .map(Into::into)
+        .map_err(|message| ErrorData::invalid_params(message, None))
     }
 
     async fn list_resources(
@@ -220,7 +227,7 @@ impl ServerHandler for KtsServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
         let cursor = params.and_then(|p| p.cursor);
-        self.run("list_resources".into(), move |state| {
+        self.run("list_resources".into(), move |state, _| {
             resources::list(state, cursor.as_deref())
         })
         .await
@@ -244,7 +251,7 @@ impl ServerHandler for KtsServer {
     ) -> Result<ReadResourceResponse, ErrorData> {
         let uri = request.uri;
         let what = format!("resource {uri}");
-        self.run(what, move |state| resources::read(state, &uri))
+        self.run(what, move |state, _| resources::read(state, &uri))
             .await
             .map(Into::into)
             .map_err(|message| ErrorData::resource_not_found(message, None))

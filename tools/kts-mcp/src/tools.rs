@@ -2,6 +2,7 @@
 //! library, as structured content (kts-query's records) and text.
 
 use std::fmt::Write as _;
+use std::time::Instant;
 
 use kts_query::{Mode, Request};
 use rmcp::model::{Tool, ToolAnnotations};
@@ -157,20 +158,30 @@ fn object(value: Value) -> Map<String, Value> {
 }
 
 /// Answers one call of the tool `name`.
-pub fn call(state: &State, name: &str, values: &Map<String, Value>) -> anyhow::Result<ToolOutput> {
+/// Runs the tool `name`; its searches are refused once `deadline` has passed.
+pub fn call(
+    state: &State,
+    name: &str,
+    values: &Map<String, Value>,
+    deadline: Instant,
+) -> anyhow::Result<ToolOutput> {
     match name {
-        "search" => search(state, values),
-        "context" => context(state, values),
+        "search" => search(state, values, deadline),
+        "context" => context(state, values, deadline),
         "get_document" => get_document(state, values),
         "list_scopes" => list_scopes(state, values),
-        "count_by_scope" => count_by_scope(state, values),
+        "count_by_scope" => count_by_scope(state, values, deadline),
         "related" => related(state, values),
-        "check_answer" => check_answer(state, values),
+        "check_answer" => check_answer(state, values, deadline),
         other => anyhow::bail!("no tool {other:?}"),
     }
 }
 
-fn search(state: &State, values: &Map<String, Value>) -> anyhow::Result<ToolOutput> {
+fn search(
+    state: &State,
+    values: &Map<String, Value>,
+    deadline: Instant,
+) -> anyhow::Result<ToolOutput> {
     let args = Arguments::new(
         "search",
         values,
@@ -183,7 +194,7 @@ fn search(state: &State, values: &Map<String, Value>) -> anyhow::Result<ToolOutp
             "min_confidence",
         ],
     )?;
-    let mut request = request(&args)?;
+    let mut request = request(&args, deadline)?;
     request.doc_types = args
         .string("doc_type")?
         .map(String::from)
@@ -213,8 +224,8 @@ fn search(state: &State, values: &Map<String, Value>) -> anyhow::Result<ToolOutp
     })
 }
 
-/// The question and the scope asked.
-fn request(args: &Arguments) -> anyhow::Result<Request> {
+/// The question and the scope asked, to be answered before `deadline`.
+fn request(args: &Arguments, deadline: Instant) -> anyhow::Result<Request> {
     let question = args.question("question")?;
     let scope = args.string("scope")?;
     Ok(Request {
@@ -223,6 +234,7 @@ fn request(args: &Arguments) -> anyhow::Result<Request> {
             None => question.to_string(),
         },
         scopes: scope.map(String::from).into_iter().collect(),
+        deadline: Some(deadline),
         ..Request::default()
     })
 }
@@ -279,9 +291,13 @@ fn scopes_asked(state: &State, request: &Request) -> Vec<kts_store::ScopeEntry> 
         .collect()
 }
 
-fn context(state: &State, values: &Map<String, Value>) -> anyhow::Result<ToolOutput> {
+fn context(
+    state: &State,
+    values: &Map<String, Value>,
+    deadline: Instant,
+) -> anyhow::Result<ToolOutput> {
     let args = Arguments::new("context", values, &["question", "scope", "budget"])?;
-    let mut request = request(&args)?;
+    let mut request = request(&args, deadline)?;
     request.budget = args
         .integer("budget", 100..=32_000)?
         .unwrap_or(request.budget);
@@ -403,9 +419,13 @@ fn list_scopes(state: &State, values: &Map<String, Value>) -> anyhow::Result<Too
     })
 }
 
-fn count_by_scope(state: &State, values: &Map<String, Value>) -> anyhow::Result<ToolOutput> {
+fn count_by_scope(
+    state: &State,
+    values: &Map<String, Value>,
+    deadline: Instant,
+) -> anyhow::Result<ToolOutput> {
     let args = Arguments::new("count_by_scope", values, &["question", "scope"])?;
-    let counts = state.knowledge.count_by_scope(&request(&args)?)?;
+    let counts = state.knowledge.count_by_scope(&request(&args, deadline)?)?;
     let mut text = String::new();
     for count in &counts {
         writeln!(
@@ -453,7 +473,11 @@ fn related(state: &State, values: &Map<String, Value>) -> anyhow::Result<ToolOut
     })
 }
 
-fn check_answer(state: &State, values: &Map<String, Value>) -> anyhow::Result<ToolOutput> {
+fn check_answer(
+    state: &State,
+    values: &Map<String, Value>,
+    deadline: Instant,
+) -> anyhow::Result<ToolOutput> {
     let args = Arguments::new(
         "check_answer",
         values,
@@ -467,6 +491,7 @@ fn check_answer(state: &State, values: &Map<String, Value>) -> anyhow::Result<To
             .map(String::from)
             .into_iter()
             .collect(),
+        deadline: Some(deadline),
         ..Request::default()
     };
     let min_coverage = args

@@ -80,9 +80,14 @@ struct Session {
 
 impl Session {
     fn start(dir: &Path) -> Session {
+        Session::start_with(dir, &[])
+    }
+
+    fn start_with(dir: &Path, flags: &[&str]) -> Session {
         let mut server = Command::new(bin("kts-mcp"))
             .arg(dir)
             .arg("--quiet")
+            .args(flags)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -206,6 +211,46 @@ fn quiet_means_no_warning_on_stderr() {
     let (status, stderr) = session.finish();
     assert!(status.success());
     assert_eq!(stderr, "", "--quiet");
+}
+
+/// The CPU seconds a process has used so far (Linux).
+fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    // The fields after the command name, which is in parentheses.
+    let fields: Vec<&str> = stat[stat.rfind(')').unwrap() + 2..].split(' ').collect();
+    let ticks: f64 = fields[11].parse::<f64>().unwrap() + fields[12].parse::<f64>().unwrap();
+    ticks / 100.0
+}
+
+#[test]
+fn work_past_its_time_limit_stops() {
+    let mut session = Session::start_with(root(), &["--timeout", "1", "--concurrency", "1"]);
+    session.send(initialize(0));
+    session.answer(0);
+    session.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let answer: String = (0..1500)
+        .map(|i| format!("Employees receive {i} days of paid vacation per year number {i}. "))
+        .collect();
+    let check = session.call("check_answer", json!({"scope": "alpha", "answer": answer}));
+    assert_eq!(check["isError"], true, "{check}");
+    assert!(
+        text(&check).contains("took longer than the time limit"),
+        "{check}"
+    );
+    // Claims are searched one after the other: the next search is refused.
+    let pid = session.server.id();
+    let before = cpu_seconds(pid);
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    let spent = cpu_seconds(pid) - before;
+    assert!(
+        spent < 0.5,
+        "the server went on working: {spent:.2} CPU s in 2 s"
+    );
+    let search = session.call(
+        "search",
+        json!({"question": "vacation days", "scope": "alpha"}),
+    );
+    assert_eq!(search["isError"], false, "{search}");
 }
 
 /// The slugs of a search's hits.

@@ -2,6 +2,8 @@
 //! [`Request`], kts-mcp a tool call's arguments. A [`Searcher`](crate::Searcher)
 //! opened once answers any number of requests.
 
+use std::time::Instant;
+
 use kts_cli::Messages;
 use kts_record::HitRecord;
 use kts_store::Filters;
@@ -47,6 +49,9 @@ pub struct Request {
     pub budget: usize,
     /// An outside command that scores the best candidates again.
     pub reranker: Option<Reranker>,
+    /// Past this moment a search is refused (an error), so that work whose
+    /// answer is no longer awaited (a server's time limit) stops between searches.
+    pub deadline: Option<Instant>,
 }
 
 impl Default for Request {
@@ -68,6 +73,7 @@ impl Default for Request {
             max_scopes: 100,
             budget: 2000,
             reranker: None,
+            deadline: None,
         }
     }
 }
@@ -102,6 +108,7 @@ pub(crate) struct Settings {
     pub weights: Weights,
     pub min_filtered: usize,
     pub reranker: Option<Reranker>,
+    pub deadline: Option<Instant>,
 }
 
 impl Settings {
@@ -122,6 +129,7 @@ impl Settings {
             weights: Weights::with_overrides(&request.weights)?,
             min_filtered: request.min_filtered,
             reranker: request.reranker.clone(),
+            deadline: request.deadline,
         })
     }
 }
