@@ -10,6 +10,9 @@ use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
 use std::time::Duration;
 
+mod common;
+
+use common::serve_http;
 use kts_tests::{bin, shell, succeeded};
 
 const SUPPORT_DOCS: [(&str, &str); 3] = [
@@ -88,33 +91,6 @@ fn client(args: &[&str]) -> String {
 
 fn path_str(path: &Path) -> &str {
     path.to_str().expect("a UTF-8 temporary path")
-}
-
-/// kts-mcp serving `dir` over HTTP on a free loopback port, and its URL.
-fn serve_http(dir: &Path, flags: &[&str]) -> (Child, String) {
-    let mut server = Command::new(bin("kts-mcp"))
-        .arg(dir)
-        .args(["--http", "127.0.0.1:0"])
-        .args(flags)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("kts-mcp starts");
-    let stderr = server.stderr.take().unwrap();
-    let mut lines = BufReader::new(stderr).lines();
-    let url = loop {
-        let line = lines
-            .next()
-            .expect("kts-mcp said where it serves before ending")
-            .unwrap();
-        if let Some(url) = line.strip_prefix("kts-mcp: serving MCP at ") {
-            break url.to_string();
-        }
-    };
-    // Keep reading its log, so that it never blocks on a full pipe.
-    std::thread::spawn(move || lines.for_each(drop));
-    (server, url)
 }
 
 fn stop(mut server: Child) {

@@ -8,6 +8,8 @@ use std::path::Path;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::OnceLock;
 
+mod common;
+
 use kts_tests::{bin, shell, succeeded};
 use serde_json::{Value, json};
 
@@ -414,23 +416,12 @@ impl Drop for Stopped {
 
 /// kts-mcp serving the root over HTTP on a free loopback port, and the port.
 fn serve_http(flags: &[&str]) -> (Stopped, u16) {
-    let mut server = Command::new(bin("kts-mcp"))
-        .arg(root())
-        .args(["--http", "127.0.0.1:0"])
-        .args(flags)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("kts-mcp starts");
-    let mut lines = BufReader::new(server.stderr.take().unwrap()).lines();
-    let port = loop {
-        let line = lines.next().expect("kts-mcp said where it serves").unwrap();
-        if let Some(url) = line.strip_prefix("kts-mcp: serving MCP at http://127.0.0.1:") {
-            break url.trim_end_matches("/mcp").parse().unwrap();
-        }
-    };
-    std::thread::spawn(move || lines.for_each(drop));
+    let (server, url) = common::serve_http(root(), flags);
+    let port = url
+        .trim_start_matches("http://127.0.0.1:")
+        .trim_end_matches("/mcp")
+        .parse()
+        .unwrap();
     (Stopped(server), port)
 }
 
