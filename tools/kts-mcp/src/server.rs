@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use kts_query::Knowledge;
+use kts_query::federation::RouteError;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,
     GetPromptResponse, Implementation, ListPromptsResult, ListResourceTemplatesResult,
@@ -84,7 +85,7 @@ impl KtsServer {
                 "{what} failed: internal error ({}); please report it",
                 panic_message(join)
             )),
-            Ok(Ok(Err(error))) => Err(in_mcp_terms(&format!("{error:#}"))),
+            Ok(Ok(Err(error))) => Err(advised(&error)),
             Ok(Ok(Ok(value))) => Ok(value),
         };
         let elapsed = started.elapsed().as_secs_f64() * 1e3;
@@ -96,26 +97,17 @@ impl KtsServer {
     }
 }
 
-/// What the query library's messages say in kts-query's terms (its flags),
-/// and what they are to an MCP client (tools and arguments).
-const CLI_TO_MCP: [(&str, &str); 3] = [
-    ("(--list-scopes lists them)", "(list_scopes lists them)"),
-    (", more than --max-scopes ", ", more than "),
-    (
-        "name a scope (/slug question or --scope SLUG), add words, or raise --max-scopes \
-         (--count-by-scope tells in which scopes its words are)",
-        "name a scope (the argument scope, or /slug question) or add words (count_by_scope \
-         tells in which scopes its words are)",
-    ),
-];
-
-/// A message of the query library as an MCP client must read it.
-fn in_mcp_terms(message: &str) -> String {
-    CLI_TO_MCP
-        .iter()
-        .fold(message.to_string(), |text, (cli, mcp)| {
-            text.replace(cli, mcp)
-        })
+/// An error as an MCP client reads it: a question that cannot be routed
+/// with what the tools and arguments can do about it.
+fn advised(error: &anyhow::Error) -> String {
+    match error.downcast_ref::<RouteError>() {
+        Some(route @ RouteError::UnknownScope(_)) => format!("{route} (list_scopes lists them)"),
+        Some(route @ RouteError::TooBroad(_)) => format!(
+            "{route}: name a scope (the argument scope, or /slug question) or add words \
+             (count_by_scope tells in which scopes its words are)"
+        ),
+        _ => format!("{error:#}"),
+    }
 }
 
 fn panic_message(join: tokio::task::JoinError) -> String {
@@ -306,7 +298,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_query_librarys_flags_become_tools_and_arguments() {
+    fn a_question_that_cannot_be_routed_is_advised_in_tools_and_arguments() {
         let unknown = kts_query::federation::route(
             &kts_store::Scopes::default(),
             "/nope question",
@@ -316,7 +308,7 @@ mod tests {
         )
         .unwrap_err();
         assert_eq!(
-            in_mcp_terms(&unknown.to_string()),
+            advised(&unknown.into()),
             "no indexed scope \"nope\" in this knowledge root (list_scopes lists them)"
         );
         let scope = |slug: &str| kts_store::ScopeEntry {
@@ -329,10 +321,11 @@ mod tests {
             ..Default::default()
         };
         let too_broad = kts_query::federation::route(&three, "loans", &[], 2, None).unwrap_err();
-        let message = in_mcp_terms(&too_broad.to_string());
+        let message = advised(&too_broad.into());
         assert!(!message.contains("--"), "{message}");
         assert!(
-            message.contains("more than 2: name a scope (the argument scope"),
+            message
+                .contains("more than the 2 a question may ask: name a scope (the argument scope"),
             "{message}"
         );
     }

@@ -11,7 +11,7 @@ use kts_cli::{Exit, JsonlWriter, Messages};
 use kts_record::{ErrorCode, HitRecord, ScopeCountRecord};
 use serde::Deserialize;
 
-use crate::federation::RootSearcher;
+use crate::federation::{RootSearcher, RouteError};
 use crate::output::{self, BatchHit, write_text};
 use crate::rank::confidence::answer_confidence;
 use crate::{
@@ -393,7 +393,7 @@ fn run_root(args: &Args, messages: &Messages, out: &mut JsonlWriter) -> anyhow::
                 Ok(route) => route,
                 Err(e) => {
                     let at = format!("query {id}");
-                    let error = messages.reject_record(&at, ErrorCode::BadRecord, &e.to_string());
+                    let error = messages.reject_record(&at, ErrorCode::BadRecord, &advised(&e));
                     return write_error(out, args.format, &error);
                 }
             };
@@ -403,9 +403,10 @@ fn run_root(args: &Args, messages: &Messages, out: &mut JsonlWriter) -> anyhow::
         });
     };
     let route = match args.count_by_scope {
-        true => root.every_scope(question)?,
-        false => root.route(question)?,
-    };
+        true => root.every_scope(question),
+        false => root.route(question),
+    }
+    .map_err(|e| anyhow::anyhow!(advised(&e)))?;
     if !args.quiet {
         messages.info(&format!(
             "asking {} scope(s) ({})",
@@ -625,6 +626,18 @@ fn for_each_batch_query(
         answer_one(out, query, &id)?;
     }
     Ok(())
+}
+
+/// Why a question cannot be routed, and what the flags can do about it.
+fn advised(error: &RouteError) -> String {
+    match error {
+        RouteError::UnknownScope(_) => format!("{error} (--list-scopes lists them)"),
+        RouteError::TooBroad(_) => format!(
+            "{error} (--max-scopes): name a scope (/slug question or --scope SLUG), add words, \
+             or raise --max-scopes (--count-by-scope tells in which scopes its words are)"
+        ),
+        RouteError::Other(_) => error.to_string(),
+    }
 }
 
 /// Sends a rejected query downstream in JSONL output (in text, stderr has it).

@@ -28,12 +28,13 @@ pub struct Route {
     pub how: String,
 }
 
-/// Why a question cannot be routed: exit status 2 with this message.
+/// Why a question cannot be routed. The messages name no flag or tool:
+/// each front end adds its own advice (kts-query's flags, kts-mcp's tools).
 #[derive(Debug)]
 pub enum RouteError {
-    /// `/slug` or `--scope` names no indexed scope.
+    /// `/slug` or the scope asked for names no indexed scope.
     UnknownScope(String),
-    /// The question would go to more than `--max-scopes` scopes.
+    /// The question would go to more scopes than allowed.
     TooBroad(String),
     Other(String),
 }
@@ -103,7 +104,7 @@ pub fn route(
             .map(|s| (*s).clone())
             .ok_or_else(|| {
                 RouteError::UnknownScope(format!(
-                    "no indexed scope {slug:?} in this knowledge root (--list-scopes lists them)"
+                    "no indexed scope {slug:?} in this knowledge root"
                 ))
             })
     };
@@ -194,9 +195,7 @@ pub fn route(
 
 fn too_many(why: &str, max_scopes: usize) -> RouteError {
     RouteError::TooBroad(format!(
-        "the question is too broad: {why}, more than --max-scopes {max_scopes}: \
-         name a scope (/slug question or --scope SLUG), add words, or raise --max-scopes \
-         (--count-by-scope tells in which scopes its words are)"
+        "the question is too broad: {why}, more than the {max_scopes} a question may ask"
     ))
 }
 

@@ -200,7 +200,11 @@ fn too_many_scopes_or_an_unknown_one_is_a_usage_error() {
     assert!(String::from_utf8_lossy(&output.stderr).contains("--max-scopes"));
     let (output, _) = ask(root(), "/nowhere determination date", "");
     assert_eq!(output.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&output.stderr).contains("nowhere"));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("\"nowhere\" in this knowledge root (--list-scopes lists them)"),
+        "{stderr}"
+    );
 }
 
 #[test]
