@@ -185,6 +185,9 @@ struct Indexer<'a> {
     store: &'a mut Store,
     /// The scope folder, resolved, which a record's `root` must name.
     scope: PathBuf,
+    /// The last `root` found to name it (a stream names one root throughout:
+    /// it is resolved once, not once per document).
+    own_root: Option<String>,
     messages: &'a Messages,
     batch_docs: usize,
     pending: Option<Pending>,
@@ -208,6 +211,7 @@ impl<'a> Indexer<'a> {
         Ok(Self {
             store,
             scope,
+            own_root: None,
             messages,
             batch_docs: options.batch_docs,
             pending: None,
@@ -240,19 +244,24 @@ impl<'a> Indexer<'a> {
         Ok(self.summary)
     }
 
-    /// Whether a record's `root` names another folder than this scope (a
-    /// stream crawled elsewhere); a record without one is taken as this scope's.
-    fn is_foreign(&self, root: Option<&str>) -> bool {
-        root.is_some_and(|root| resolved(Path::new(root)) != self.scope)
-    }
-
-    fn foreign_message(&self, path: &str, root: Option<&str>) -> String {
-        format!(
-            "{path} belongs to the scope {} (its root), not to {}: kts-index indexes its own \
-             scope's documents",
-            root.unwrap_or_default(),
-            self.scope.display()
-        )
+    /// Refuses a record whose `root` names another folder than this scope
+    /// (a stream crawled elsewhere); a record without one is taken as this scope's.
+    fn check_root(&mut self, path: &str, root: Option<&str>) -> Result<(), UnsafePath> {
+        let Some(root) = root else {
+            return Ok(());
+        };
+        if self.own_root.as_deref() == Some(root) {
+            return Ok(());
+        }
+        if resolved(Path::new(root)) != self.scope {
+            return Err(UnsafePath(format!(
+                "{path} belongs to the scope {root} (its root), not to {}: kts-index indexes \
+                 its own scope's documents",
+                self.scope.display()
+            )));
+        }
+        self.own_root = Some(root.to_string());
+        Ok(())
     }
 
     fn reject(&mut self, at: &str, code: ErrorCode, message: &str) {
@@ -263,14 +272,10 @@ impl<'a> Indexer<'a> {
     fn on_doc(&mut self, value: Value, at: &str) -> anyhow::Result<()> {
         self.flush_pending()?;
         match serde_json::from_value::<DocRecord>(value.clone()) {
-            Ok(doc) if self.is_foreign(doc.root.as_deref()) => {
-                let message = self.foreign_message(&doc.path, doc.root.as_deref());
-                self.reject(at, ErrorCode::UnsafePath, &message);
-                let mut pending = Pending::minimal(&doc.doc_id);
-                pending.poisoned = true;
-                self.pending = Some(pending);
-            }
-            Ok(mut doc) => match scope_fields(&doc.path, &doc.doc_id) {
+            Ok(mut doc) => match self
+                .check_root(&doc.path, doc.root.as_deref())
+                .and_then(|()| scope_fields(&doc.path, &doc.doc_id))
+            {
                 Ok(path) => {
                     doc.path = path;
                     self.pending = Some(Pending::from_doc(doc));
@@ -330,9 +335,8 @@ impl<'a> Indexer<'a> {
         match serde_json::from_value::<FileRecord>(value) {
             Ok(file) if file.status == FileStatus::Deleted => {
                 self.flush_pending()?;
-                if self.is_foreign(file.root.as_deref()) {
-                    let message = self.foreign_message(&file.path, file.root.as_deref());
-                    self.reject(at, ErrorCode::UnsafePath, &message);
+                if let Err(why) = self.check_root(&file.path, file.root.as_deref()) {
+                    self.reject(at, ErrorCode::UnsafePath, &why.0);
                     return Ok(());
                 }
                 let path = match scope_path::normalize(&file.path) {

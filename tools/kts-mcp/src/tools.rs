@@ -157,8 +157,8 @@ fn object(value: Value) -> Map<String, Value> {
     }
 }
 
-/// Answers one call of the tool `name`.
-/// Runs the tool `name`; its searches are refused once `deadline` has passed.
+/// Answers one call of the tool `name`; its searches are refused once
+/// `deadline` has passed.
 pub fn call(
     state: &State,
     name: &str,
@@ -207,10 +207,7 @@ fn search(
         _ => Mode::Hybrid,
     };
     request.min_confidence = args.number("min_confidence", 0.0..=1.0)?;
-    let answer = state
-        .knowledge
-        .search(&request)
-        .map_err(|error| with_reasons(state, &request, error))?;
+    let answer = state.knowledge.search(&request)?;
     let mut text = Vec::new();
     for hit in &answer.hits {
         kts_query::write_text(&mut text, hit, state.knowledge.is_root())?;
@@ -251,46 +248,6 @@ pub fn without_scope_prefix(question: &str) -> String {
     without_scope_prefix(&format!("{} {rest}", names.join(" ")))
 }
 
-/// What the query library says when every scope asked failed: the reason of
-/// each went to the server's stderr, which an MCP client never sees.
-const NO_SCOPE_SEARCHED: &str = "no scope could be searched (see the warnings above)";
-/// Reasons given in a message, at most.
-const REASONS: usize = 5;
-
-/// The error, with why each scope asked cannot be searched when none could:
-/// the reasons are found again by opening the scopes.
-fn with_reasons(state: &State, request: &Request, error: anyhow::Error) -> anyhow::Error {
-    if format!("{error:#}") != NO_SCOPE_SEARCHED {
-        return error;
-    }
-    let reasons: Vec<String> = scopes_asked(state, request)
-        .iter()
-        .filter_map(|scope| {
-            let opened = state.knowledge.documents(scope, None, 1);
-            opened.err().map(|e| format!("{}: {e:#}", scope.slug))
-        })
-        .take(REASONS)
-        .collect();
-    match reasons.is_empty() {
-        true => anyhow::anyhow!("no scope could be searched (the server's log says why)"),
-        false => anyhow::anyhow!("no scope could be searched: {}", reasons.join("; ")),
-    }
-}
-
-/// The scopes a request names (its argument scope or its `/slug` prefix),
-/// or all of them.
-fn scopes_asked(state: &State, request: &Request) -> Vec<kts_store::ScopeEntry> {
-    let (prefix, _) = kts_query::federation::scope_prefix(&request.question);
-    let named: Vec<&String> = request.scopes.iter().chain(prefix.first()).collect();
-    if named.is_empty() {
-        return state.knowledge.scopes().unwrap_or_default();
-    }
-    named
-        .into_iter()
-        .filter_map(|slug| state.knowledge.one_scope(Some(slug)).ok())
-        .collect()
-}
-
 fn context(
     state: &State,
     values: &Map<String, Value>,
@@ -301,10 +258,7 @@ fn context(
     request.budget = args
         .integer("budget", 100..=32_000)?
         .unwrap_or(request.budget);
-    let markdown = state
-        .knowledge
-        .context(&request)
-        .map_err(|error| with_reasons(state, &request, error))?;
+    let markdown = state.knowledge.context(&request)?;
     Ok(ToolOutput {
         structured: json!({"context": markdown}),
         text: markdown,

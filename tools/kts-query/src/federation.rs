@@ -496,14 +496,19 @@ pub fn search_routed(
         })
     });
     let mut lists: Vec<Vec<HitRecord>> = Vec::new();
+    let mut failures: Vec<String> = Vec::new();
     for (scope, result) in route.scopes.iter().zip(results) {
         match result {
             Ok(hits) => lists.push(hits),
-            Err(e) => messages.warn(&format!("scope {} skipped: {e:#}", scope.slug)),
+            Err(e) => {
+                messages.warn(&format!("scope {} skipped: {e:#}", scope.slug));
+                failures.push(format!("{}: {e:#}", scope.slug));
+            }
         }
     }
-    if lists.is_empty() && !route.scopes.is_empty() {
-        anyhow::bail!("no scope could be searched (see the warnings above)");
+    if lists.is_empty() && !failures.is_empty() {
+        // Said in full: a caller over MCP never sees the warnings.
+        anyhow::bail!("no scope could be searched: {}", failures.join("; "));
     }
     let mut hits = match &request.reranker {
         Some(reranker) => {
