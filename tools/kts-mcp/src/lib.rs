@@ -48,7 +48,8 @@ HTTP listens on loopback only, and answers a web page (a request with an
 Origin header) only from a loopback origin, unless --allow-remote, which
 requires a bearer --token (or $KTS_MCP_TOKEN). Logs go to stderr. It stops
 on end of input (stdio), SIGTERM or SIGINT. Each request has a time limit
-(--timeout). Served over HTTP, here or to other machines: kts-mcp ROOT
+(--timeout); past it, or once the client cancels the request, its work
+stops at its next search. Served over HTTP, here or to other machines: kts-mcp ROOT
 --http 127.0.0.1:8765, or KTS_MCP_TOKEN=s3cret kts-mcp ROOT --http
 0.0.0.0:8765 --allow-remote.
 

@@ -2,9 +2,7 @@
 //! slash commands, so `/hr` asks the hr scope), and `ask`, routed like
 //! `kts-query ROOT`. Each carries the scope's context for the question.
 
-use std::time::Instant;
-
-use kts_query::Request;
+use kts_query::{Cutoff, Request};
 use rmcp::model::{
     GetPromptRequestParams, GetPromptResult, ListPromptsResult, Prompt, PromptArgument,
     PromptMessage, Role,
@@ -54,7 +52,7 @@ pub fn list(state: &State, cursor: Option<&str>) -> anyhow::Result<ListPromptsRe
 pub fn get(
     state: &State,
     request: &GetPromptRequestParams,
-    deadline: Instant,
+    cutoff: Cutoff,
 ) -> anyhow::Result<GetPromptResult> {
     let scopes = match request.name.as_str() {
         ASK => Vec::new(),
@@ -76,7 +74,7 @@ pub fn get(
             false => without_scope_prefix(question),
         },
         scopes,
-        deadline: Some(deadline),
+        cutoff,
         ..Request::default()
     };
     let context = state.knowledge.context(&request)?;

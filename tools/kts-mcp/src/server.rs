@@ -3,10 +3,11 @@
 //! and the concurrency limit, with a panic reported as that request's error.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use kts_query::Knowledge;
 use kts_query::federation::RouteError;
+use kts_query::{Cutoff, Knowledge};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,
     GetPromptResponse, Implementation, ListPromptsResult, ListResourceTemplatesResult,
@@ -17,6 +18,7 @@ use rmcp::service::{RequestContext, ServerInitializeError};
 use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
 
 use crate::early_messages::DropEarlyMessages;
 use crate::{prompts, resources, tools};
@@ -58,36 +60,51 @@ impl KtsServer {
     }
 
     /// Runs `work` on the blocking pool, once a concurrency permit is free,
-    /// within the time limit. A failure, a panic or the time running out
-    /// becomes the message of the request's error. `work` is given the
-    /// moment the limit passes, after which its searches are refused: work
-    /// whose answer was given up on stops instead of holding the CPU.
+    /// within the time limit. A failure, a panic, the time running out or
+    /// the client cancelling becomes the message of the request's error.
+    /// `work` is given the cutoff past which its searches are refused: work
+    /// whose answer is no longer awaited (the time ran out, the client
+    /// cancelled or went away) stops instead of holding the CPU.
     async fn run<T: Send + 'static>(
         &self,
         what: String,
-        work: impl FnOnce(&State, Instant) -> anyhow::Result<T> + Send + 'static,
+        cancel: CancellationToken,
+        work: impl FnOnce(&State, Cutoff) -> anyhow::Result<T> + Send + 'static,
     ) -> Result<T, String> {
         let state = Arc::clone(&self.state);
         let limit = state.limit;
         let started = Instant::now();
-        let deadline = started + limit;
+        let abandoned = RaisedOnDrop(Arc::new(AtomicBool::new(false)));
+        let cutoff = Cutoff {
+            deadline: Some(started + limit),
+            cancelled: Some(Arc::clone(&abandoned.0)),
+        };
         let job = async move {
             let _permit = state.permits.acquire().await.ok();
             let worker = Arc::clone(&state);
-            tokio::task::spawn_blocking(move || work(&worker, deadline)).await
+            tokio::task::spawn_blocking(move || work(&worker, cutoff)).await
         };
-        let outcome = match tokio::time::timeout(limit, job).await {
-            Err(_) => Err(format!(
+        let too_long = || {
+            format!(
                 "{what} took longer than the time limit ({} s)",
                 limit.as_secs()
-            )),
-            Ok(Err(join)) => Err(format!(
-                "{what} failed: internal error ({}); please report it",
-                panic_message(join)
-            )),
-            Ok(Ok(Err(error))) => Err(advised(&error)),
-            Ok(Ok(Ok(value))) => Ok(value),
+            )
         };
+        let outcome = tokio::select! {
+            finished = tokio::time::timeout(limit, job) => match finished {
+                Err(_) => Err(too_long()),
+                // The work saw the time run out before the timer did.
+                Ok(Ok(Err(_))) if started.elapsed() >= limit => Err(too_long()),
+                Ok(Err(join)) => Err(format!(
+                    "{what} failed: internal error ({}); please report it",
+                    panic_message(join)
+                )),
+                Ok(Ok(Err(error))) => Err(advised(&error)),
+                Ok(Ok(Ok(value))) => Ok(value),
+            },
+            () = cancel.cancelled() => Err(format!("{what} was cancelled")),
+        };
+        drop(abandoned);
         let elapsed = started.elapsed().as_secs_f64() * 1e3;
         match &outcome {
             Ok(_) => self.state.log(&format!("{what}: {elapsed:.1} ms")),
@@ -107,6 +124,16 @@ fn advised(error: &anyhow::Error) -> String {
              (count_by_scope tells in which scopes its words are)"
         ),
         _ => format!("{error:#}"),
+    }
+}
+
+/// A flag raised when the request it belongs to is over, however it ended
+/// (answered, timed out, cancelled, or its future dropped with its client).
+struct RaisedOnDrop(Arc<AtomicBool>);
+
+impl Drop for RaisedOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
     }
 }
 
@@ -156,7 +183,7 @@ impl ServerHandler for KtsServer {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.to_string();
         if !tools::exists(&name) {
@@ -171,8 +198,8 @@ impl ServerHandler for KtsServer {
         let arguments = request.arguments.unwrap_or_default();
         let what = format!("tool {name}");
         let result = match self
-            .run(what, move |state, deadline| {
-                tools::call(state, &name, &arguments, deadline)
+            .run(what, context.ct, move |state, cutoff| {
+                tools::call(state, &name, &arguments, cutoff)
             })
             .await
         {
@@ -189,10 +216,10 @@ impl ServerHandler for KtsServer {
     async fn list_prompts(
         &self,
         params: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
         let cursor = params.and_then(|p| p.cursor);
-        self.run("list_prompts".into(), move |state, _| {
+        self.run("list_prompts".into(), context.ct, move |state, _| {
             prompts::list(state, cursor.as_deref())
         })
         .await
@@ -202,11 +229,11 @@ impl ServerHandler for KtsServer {
     async fn get_prompt(
         &self,
         request: GetPromptRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
         let what = format!("prompt {}", request.name);
-        self.run(what, move |state, deadline| {
-            prompts::get(state, &request, deadline)
+        self.run(what, context.ct, move |state, cutoff| {
+            prompts::get(state, &request, cutoff)
         })
         .await
         .map(Into::into)
@@ -216,10 +243,10 @@ impl ServerHandler for KtsServer {
     async fn list_resources(
         &self,
         params: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
         let cursor = params.and_then(|p| p.cursor);
-        self.run("list_resources".into(), move |state, _| {
+        self.run("list_resources".into(), context.ct, move |state, _| {
             resources::list(state, cursor.as_deref())
         })
         .await
@@ -239,14 +266,16 @@ impl ServerHandler for KtsServer {
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         let uri = request.uri;
         let what = format!("resource {uri}");
-        self.run(what, move |state, _| resources::read(state, &uri))
-            .await
-            .map(Into::into)
-            .map_err(|message| ErrorData::resource_not_found(message, None))
+        self.run(what, context.ct, move |state, _| {
+            resources::read(state, &uri)
+        })
+        .await
+        .map(Into::into)
+        .map_err(|message| ErrorData::resource_not_found(message, None))
     }
 }
 

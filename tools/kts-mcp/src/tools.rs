@@ -2,9 +2,8 @@
 //! library, as structured content (kts-query's records) and text.
 
 use std::fmt::Write as _;
-use std::time::Instant;
 
-use kts_query::{Mode, Request};
+use kts_query::{Cutoff, Mode, Request};
 use rmcp::model::{Tool, ToolAnnotations};
 use serde_json::{Map, Value, json};
 
@@ -158,21 +157,21 @@ fn object(value: Value) -> Map<String, Value> {
 }
 
 /// Answers one call of the tool `name`; its searches are refused once
-/// `deadline` has passed.
+/// `cutoff` is reached.
 pub fn call(
     state: &State,
     name: &str,
     values: &Map<String, Value>,
-    deadline: Instant,
+    cutoff: Cutoff,
 ) -> anyhow::Result<ToolOutput> {
     match name {
-        "search" => search(state, values, deadline),
-        "context" => context(state, values, deadline),
+        "search" => search(state, values, cutoff),
+        "context" => context(state, values, cutoff),
         "get_document" => get_document(state, values),
         "list_scopes" => list_scopes(state, values),
-        "count_by_scope" => count_by_scope(state, values, deadline),
+        "count_by_scope" => count_by_scope(state, values, cutoff),
         "related" => related(state, values),
-        "check_answer" => check_answer(state, values, deadline),
+        "check_answer" => check_answer(state, values, cutoff),
         other => anyhow::bail!("no tool {other:?}"),
     }
 }
@@ -180,7 +179,7 @@ pub fn call(
 fn search(
     state: &State,
     values: &Map<String, Value>,
-    deadline: Instant,
+    cutoff: Cutoff,
 ) -> anyhow::Result<ToolOutput> {
     let args = Arguments::new(
         "search",
@@ -194,7 +193,7 @@ fn search(
             "min_confidence",
         ],
     )?;
-    let mut request = request(&args, deadline)?;
+    let mut request = request(&args, cutoff)?;
     request.doc_types = args
         .string("doc_type")?
         .map(String::from)
@@ -221,8 +220,8 @@ fn search(
     })
 }
 
-/// The question and the scope asked, to be answered before `deadline`.
-fn request(args: &Arguments, deadline: Instant) -> anyhow::Result<Request> {
+/// The question and the scope asked, answered until `cutoff`.
+fn request(args: &Arguments, cutoff: Cutoff) -> anyhow::Result<Request> {
     let question = args.question("question")?;
     let scope = args.string("scope")?;
     Ok(Request {
@@ -231,7 +230,7 @@ fn request(args: &Arguments, deadline: Instant) -> anyhow::Result<Request> {
             None => question.to_string(),
         },
         scopes: scope.map(String::from).into_iter().collect(),
-        deadline: Some(deadline),
+        cutoff,
         ..Request::default()
     })
 }
@@ -251,10 +250,10 @@ pub fn without_scope_prefix(question: &str) -> String {
 fn context(
     state: &State,
     values: &Map<String, Value>,
-    deadline: Instant,
+    cutoff: Cutoff,
 ) -> anyhow::Result<ToolOutput> {
     let args = Arguments::new("context", values, &["question", "scope", "budget"])?;
-    let mut request = request(&args, deadline)?;
+    let mut request = request(&args, cutoff)?;
     request.budget = args
         .integer("budget", 100..=32_000)?
         .unwrap_or(request.budget);
@@ -376,10 +375,10 @@ fn list_scopes(state: &State, values: &Map<String, Value>) -> anyhow::Result<Too
 fn count_by_scope(
     state: &State,
     values: &Map<String, Value>,
-    deadline: Instant,
+    cutoff: Cutoff,
 ) -> anyhow::Result<ToolOutput> {
     let args = Arguments::new("count_by_scope", values, &["question", "scope"])?;
-    let counts = state.knowledge.count_by_scope(&request(&args, deadline)?)?;
+    let counts = state.knowledge.count_by_scope(&request(&args, cutoff)?)?;
     let mut text = String::new();
     for count in &counts {
         writeln!(
@@ -430,7 +429,7 @@ fn related(state: &State, values: &Map<String, Value>) -> anyhow::Result<ToolOut
 fn check_answer(
     state: &State,
     values: &Map<String, Value>,
-    deadline: Instant,
+    cutoff: Cutoff,
 ) -> anyhow::Result<ToolOutput> {
     let args = Arguments::new(
         "check_answer",
@@ -445,7 +444,7 @@ fn check_answer(
             .map(String::from)
             .into_iter()
             .collect(),
-        deadline: Some(deadline),
+        cutoff,
         ..Request::default()
     };
     let min_coverage = args

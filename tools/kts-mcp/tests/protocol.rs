@@ -255,6 +255,39 @@ fn work_past_its_time_limit_stops() {
     assert_eq!(search["isError"], false, "{search}");
 }
 
+#[test]
+fn work_the_client_cancelled_stops() {
+    let mut session = Session::start_with(root(), &["--timeout", "600", "--concurrency", "1"]);
+    session.send(initialize(0));
+    session.answer(0);
+    session.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let answer: String = (0..1500)
+        .map(|i| format!("Employees receive {i} days of paid vacation per year number {i}. "))
+        .collect();
+    session.send(json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+        "params": {"name": "check_answer", "arguments": {"scope": "alpha", "answer": answer}}}));
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    session.send(
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 3, "reason": "the user moved on"}}),
+    );
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let pid = session.server.id();
+    let before = cpu_seconds(pid);
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    let spent = cpu_seconds(pid) - before;
+    assert!(
+        spent < 0.5,
+        "the server went on with cancelled work: {spent:.2} CPU s in 2 s"
+    );
+    // The permit went back: the next call is answered at once.
+    let search = session.call(
+        "search",
+        json!({"question": "vacation days", "scope": "alpha"}),
+    );
+    assert_eq!(search["isError"], false, "{search}");
+}
+
 /// The slugs of a search's hits.
 fn hit_scopes(result: &Value) -> Vec<String> {
     result["structuredContent"]["hits"]

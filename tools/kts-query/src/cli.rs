@@ -295,7 +295,7 @@ impl Args {
             max_scopes: self.max_scopes,
             budget: self.budget,
             reranker: self.reranker(),
-            deadline: None,
+            cutoff: Default::default(),
         }
     }
 

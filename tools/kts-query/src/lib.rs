@@ -34,7 +34,7 @@ pub use pool::SearcherPool;
 pub use rank::fuse::{Fused, Fusion, RRF_K, fuse, top_k};
 pub use rank::rerank::{RerankBy, Reranker};
 pub use rank::signals::{WEIGHTS, Weights};
-pub use request::Request;
+pub use request::{Cutoff, Request};
 pub use searcher::Searcher;
 pub use steps::{Step, Steps};
 

@@ -2,6 +2,8 @@
 //! [`Request`], kts-mcp a tool call's arguments. A [`Searcher`](crate::Searcher)
 //! opened once answers any number of requests.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use kts_cli::Messages;
@@ -19,7 +21,7 @@ use crate::{MIN_FILTERED, Mode};
 const CHUNKS_PER_RESULT: usize = 4;
 
 /// One question and how to answer it.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub struct Request {
     pub question: String,
     /// In a knowledge root: the scopes to ask, by slug (none: routed).
@@ -49,9 +51,8 @@ pub struct Request {
     pub budget: usize,
     /// An outside command that scores the best candidates again.
     pub reranker: Option<Reranker>,
-    /// Past this moment a search is refused (an error), so that work whose
-    /// answer is no longer awaited (a server's time limit) stops between searches.
-    pub deadline: Option<Instant>,
+    /// When the answer stops being awaited; searches are refused from then on.
+    pub cutoff: Cutoff,
 }
 
 impl Default for Request {
@@ -73,7 +74,7 @@ impl Default for Request {
             max_scopes: 100,
             budget: 2000,
             reranker: None,
-            deadline: None,
+            cutoff: Cutoff::default(),
         }
     }
 }
@@ -95,6 +96,34 @@ impl Request {
     }
 }
 
+/// When the answer to a request stops being awaited: past a moment (a
+/// server's time limit) or once a flag is raised (the client cancelled or
+/// went away). From then on searches are refused (an error), so that the
+/// work stops between searches instead of holding the CPU.
+#[derive(Clone, Debug, Default)]
+pub struct Cutoff {
+    pub deadline: Option<Instant>,
+    pub cancelled: Option<Arc<AtomicBool>>,
+}
+
+impl Cutoff {
+    /// Why searches are refused now, if they are.
+    pub fn reached(&self) -> Option<&'static str> {
+        if let Some(cancelled) = &self.cancelled
+            && cancelled.load(Ordering::Relaxed)
+        {
+            return Some("the request was cancelled before this search could run");
+        }
+        if self
+            .deadline
+            .is_some_and(|deadline| Instant::now() >= deadline)
+        {
+            return Some("the time limit passed before this search could run");
+        }
+        None
+    }
+}
+
 /// How one scope's searcher runs a request.
 #[derive(Clone, Debug)]
 pub(crate) struct Settings {
@@ -108,7 +137,7 @@ pub(crate) struct Settings {
     pub weights: Weights,
     pub min_filtered: usize,
     pub reranker: Option<Reranker>,
-    pub deadline: Option<Instant>,
+    pub cutoff: Cutoff,
 }
 
 impl Settings {
@@ -129,7 +158,7 @@ impl Settings {
             weights: Weights::with_overrides(&request.weights)?,
             min_filtered: request.min_filtered,
             reranker: request.reranker.clone(),
-            deadline: request.deadline,
+            cutoff: request.cutoff.clone(),
         })
     }
 }

@@ -4,7 +4,6 @@
 use std::collections::HashMap;
 use std::path::Path;
 use std::thread::JoinHandle;
-use std::time::Instant;
 
 use kts_cli::Messages;
 use kts_record::{HitRecord, NodeRecord, PlanNote, PlanRecord, PlannedQuery, Signal};
@@ -296,12 +295,8 @@ impl Searcher {
         text: &str,
         given: Option<(Vec<f32>, Option<String>)>,
     ) -> anyhow::Result<(Vec<HitRecord>, PlanRecord)> {
-        if self
-            .settings
-            .deadline
-            .is_some_and(|deadline| Instant::now() >= deadline)
-        {
-            anyhow::bail!("the time limit passed before this search could run");
+        if let Some(reason) = self.settings.cutoff.reached() {
+            anyhow::bail!(reason);
         }
         self.store.begin_read()?;
         let result = self.search_in_one_state(text, given);
