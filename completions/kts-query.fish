@@ -6,7 +6,7 @@ hybrid\t''"
 complete -c kts-query -l fusion -d 'How hybrid search fuses its lists' -r -f -a "convex\t'Each list\'s scores scaled to [0, 1] over the list (its best 1, its last 0), then summed with the lists\' weights: a clear lead in one list counts, a near tie does not'
 zscore\t'As convex, but each list scaled by its scores\' standard deviation instead of their range: a hit far above the rest of its list counts more than a near tie at the top of an even one'
 rrf\t'Reciprocal Rank Fusion: Σ weight / (60 + rank), ranks only'"
-complete -c kts-query -l top-k -d 'Number of results' -r
+complete -c kts-query -l top-k -d 'Number of results (at most 1000)' -r
 complete -c kts-query -l candidates -d 'Chunks each retriever contributes before fusion; at least 4 × --top-k, so that enough distinct documents remain after one chunk per document' -r
 complete -c kts-query -l doc-type -d 'Only documents of this type (POLICY, SOP, GUIDE, ...)' -r
 complete -c kts-query -l format -r -f -a "jsonl\t'kts.hit/1 records, one per line'

@@ -163,6 +163,9 @@ pub fn settings(args: &Args) -> anyhow::Result<Settings> {
 
 pub fn run(args: Args) -> anyhow::Result<Exit> {
     let messages = Messages::new("kts-graph").quiet(args.quiet);
+    if !args.dir.is_dir() {
+        anyhow::bail!("{} is not a folder", args.dir.display());
+    }
     let settings = settings(&args)?;
     match &args.command {
         None => update(&args, &settings, &messages),
@@ -173,6 +176,10 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
 /// Brings the graph up to date; prints the summary (and the export).
 fn update(args: &Args, settings: &Settings, messages: &Messages) -> anyhow::Result<Exit> {
     let started = Instant::now();
+    if !kts_store::is_scope(&args.dir) {
+        // The graph is built from an index: without one, say so rather than make one.
+        Store::open_read(&args.dir)?;
+    }
     let mut store = kts_index::open(&args.dir, args.no_wait, messages)?;
     let synced = tables::sync(&mut store, settings)?;
     if synced.extracted + synced.removed > 0 {

@@ -308,3 +308,30 @@ fn the_same_documents_give_the_same_graph() {
         "weights are in (0, 1]"
     );
 }
+
+#[test]
+fn a_folder_without_an_index_is_refused_and_left_as_it_was() {
+    let root = tempfile::tempdir().unwrap();
+    let scope = root.path().join("garden");
+    std::fs::create_dir(&scope).unwrap();
+    std::fs::write(scope.join("tomatoes.md"), GARDEN).unwrap();
+    index(&scope);
+
+    let empty = tempfile::tempdir().unwrap();
+    for folder in [root.path(), empty.path()] {
+        let output = kts_tests::shell(&format!("kts-graph '{}'", folder.display()));
+        assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+        assert!(
+            stderr(&output).contains("no index at"),
+            "{}",
+            stderr(&output)
+        );
+        assert!(!folder.join(".kts").exists(), "kts-graph made an index");
+    }
+    // The root still routes to its scope.
+    let hits = kts_tests::succeeded(kts_tests::shell(&format!(
+        "kts-query '{}' tomato --format jsonl",
+        root.path().display()
+    )));
+    assert!(String::from_utf8_lossy(&hits.stdout).contains("tomatoes.md"));
+}

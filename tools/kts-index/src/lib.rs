@@ -128,6 +128,7 @@ pub fn open(dir: &Path, no_wait: bool, messages: &Messages) -> anyhow::Result<St
     if !dir.is_dir() {
         anyhow::bail!("{} is not a folder", dir.display());
     }
+    refuse_knowledge_root(dir)?;
     match Store::open_writer(dir, LockWait::NoWait) {
         Err(e) if !no_wait && e.downcast_ref::<Locked>().is_some() => {
             messages.warn(&format!("{e}; waiting"));
@@ -135,6 +136,32 @@ pub fn open(dir: &Path, no_wait: bool, messages: &Messages) -> anyhow::Result<St
         }
         other => other,
     }
+}
+
+/// A store made at a knowledge root would turn the root into one scope and
+/// hide its scopes from every question asked of it.
+fn refuse_knowledge_root(dir: &Path) -> anyhow::Result<()> {
+    if kts_store::is_scope(dir) {
+        return Ok(());
+    }
+    let Ok(found) = kts_store::discover_scopes(dir) else {
+        return Ok(());
+    };
+    let scopes: Vec<&str> = found
+        .scopes
+        .iter()
+        .filter(|scope| scope.indexed)
+        .map(|scope| scope.slug.as_str())
+        .collect();
+    if !scopes.is_empty() {
+        anyhow::bail!(
+            "{} is a knowledge root (indexed scopes under it: {}): \
+             index each scope (pipelines/reindex ROOT does them all), not the root",
+            dir.display(),
+            scopes.join(", ")
+        );
+    }
+    Ok(())
 }
 
 /// How [`index`] writes.

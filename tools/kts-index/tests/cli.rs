@@ -306,3 +306,23 @@ fn records_naming_files_outside_the_scope_are_refused() {
             .is_empty()
     );
 }
+
+#[test]
+fn a_knowledge_root_is_not_made_a_scope() {
+    let root = tempfile::tempdir().unwrap();
+    let scope = root.path().join("tunnels");
+    std::fs::create_dir(&scope).unwrap();
+    assert!(index_input(&scope, &[], &doc_lines(1)).status.success());
+
+    let output = index_input(root.path(), &[], "");
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("is a knowledge root (indexed scopes under it: tunnels)"),
+        "{stderr}"
+    );
+    assert!(
+        !root.path().join(".kts").exists(),
+        "the root became a scope"
+    );
+}

@@ -14,6 +14,7 @@ use serde::Deserialize;
 use crate::federation::{RootSearcher, RouteError};
 use crate::output::{self, BatchHit, write_text};
 use crate::rank::confidence::answer_confidence;
+use crate::searcher::UnusableEmbedding;
 use crate::{
     Fusion, MIN_FILTERED, Mode, ModelChoice, OutputFormat, Request, RerankBy, Reranker, Searcher,
     Step, evidence, federation, ledger,
@@ -142,9 +143,9 @@ pub struct Args {
     #[arg(long, value_enum, default_value_t = Fusion::Convex)]
     pub fusion: Fusion,
 
-    /// Number of results.
-    #[arg(long, value_name = "N", default_value_t = 10)]
-    pub top_k: usize,
+    /// Number of results (at most 1000).
+    #[arg(long, value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub top_k: u32,
 
     /// Chunks each retriever contributes before fusion; at least 4 × --top-k,
     /// so that enough distinct documents remain after one chunk per document.
@@ -279,7 +280,7 @@ impl Args {
             doc_types: self.doc_type.iter().cloned().collect(),
             mode: self.mode,
             fusion: self.fusion,
-            top_k: self.top_k,
+            top_k: self.top_k as usize,
             candidates: self.candidates as usize,
             all_chunks: self.all_chunks,
             with: self
@@ -588,7 +589,7 @@ fn run_batch(
 /// Reads `--batch` lines from stdin and calls `answer_one` with each query
 /// and its id (a string id as is, any other JSON value as JSON); a line
 /// that is not a query is reported, sent on as a `kts.error/1` record (in
-/// JSONL output), and skipped.
+/// JSONL output), and skipped, as is one whose embedding the index cannot use.
 fn for_each_batch_query(
     messages: &Messages,
     out: &mut JsonlWriter,
@@ -623,7 +624,14 @@ fn for_each_batch_query(
             serde_json::Value::String(s) => s.clone(),
             other => other.to_string(),
         };
-        answer_one(out, query, &id)?;
+        if let Err(error) = answer_one(out, query, &id) {
+            let Some(unusable) = error.downcast_ref::<UnusableEmbedding>() else {
+                return Err(error);
+            };
+            let at = format!("stdin:{number}");
+            let error = messages.reject_record(&at, ErrorCode::BadRecord, &unusable.to_string());
+            write_error(out, format, &error)?;
+        }
     }
     Ok(())
 }

@@ -14,6 +14,7 @@ use kts_record::{HitRecord, ScopeCountRecord};
 use kts_store::{ScopeEntry, Scopes, discover_scopes, scope_slug};
 
 use crate::pool::SearcherPool;
+use crate::searcher::UnusableEmbedding;
 use crate::words::lowercase_words;
 use crate::{Mode, ModelChoice, RRF_K, Request};
 
@@ -497,14 +498,24 @@ pub fn search_routed(
     });
     let mut lists: Vec<Vec<HitRecord>> = Vec::new();
     let mut failures: Vec<String> = Vec::new();
+    let mut unusable_embedding = None;
     for (scope, result) in route.scopes.iter().zip(results) {
         match result {
             Ok(hits) => lists.push(hits),
             Err(e) => {
                 messages.warn(&format!("scope {} skipped: {e:#}", scope.slug));
                 failures.push(format!("{}: {e:#}", scope.slug));
+                if e.is::<UnusableEmbedding>() {
+                    unusable_embedding = Some(e);
+                }
             }
         }
+    }
+    if let Some(error) = unusable_embedding
+        && lists.is_empty()
+    {
+        // The question's given embedding is at fault, not the scopes.
+        return Err(error);
     }
     if lists.is_empty() && !failures.is_empty() {
         // Said in full: a caller over MCP never sees the warnings.

@@ -10,7 +10,7 @@ use kts_record::{HitRecord, NodeRecord, PlanNote, PlanRecord, PlannedQuery, Sign
 use kts_store::{ChangeStamp, Filters, Hit, LexicalState, Meta, Scored, Store};
 use petgraph::stable_graph::NodeIndex;
 
-use crate::embedder::{ModelChoice, SharedModel, mismatch};
+use crate::embedder::{ModelChoice, SharedModel};
 use crate::graph::{QueryGraph, graph_list};
 use crate::plan::lexicon::{Lexicon, QueryConfig};
 use crate::plan::{Plan, Planner, Role, SubQuery};
@@ -20,6 +20,19 @@ use crate::rank::fuse::{Fused, fuse, top_k};
 use crate::request::{Request, Settings};
 use crate::steps::Step;
 use crate::{Mode, rank, scope_slug};
+
+/// A question's given embedding that the index cannot use (another model):
+/// in a `--batch`, that question fails alone.
+#[derive(Debug)]
+pub struct UnusableEmbedding(String);
+
+impl std::fmt::Display for UnusableEmbedding {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UnusableEmbedding {}
 
 /// An open index and, once needed, the model to embed questions with.
 pub struct Searcher {
@@ -161,7 +174,16 @@ impl Searcher {
     fn checked(&self, vector: Vec<f32>, model: Option<String>) -> anyhow::Result<Vec<f32>> {
         let model = model.unwrap_or_else(|| "unknown".into());
         if Some(&model) != self.meta.model_id.as_ref() || Some(vector.len()) != self.meta.dims {
-            return Err(mismatch(&self.meta, self.store.scope(), &model, vector.len()).into());
+            return Err(UnusableEmbedding(format!(
+                "the embedding is from model {model} ({} dims), and the index of {} was built \
+                 with {} ({} dims): embed the question with kts-embed --query and that model, \
+                 or give the text alone",
+                vector.len(),
+                self.store.scope().display(),
+                self.meta.model_id.as_deref().unwrap_or("no model"),
+                self.meta.dims.unwrap_or(0),
+            ))
+            .into());
         }
         Ok(vector)
     }

@@ -600,3 +600,48 @@ fn an_empty_question_is_a_usage_error_and_a_bad_batch_line_an_error_record() {
     assert_eq!(records[2]["query_id"], "2");
     assert_eq!(records[2]["path"], "it/printer-troubleshooting.md");
 }
+
+#[test]
+fn a_batch_line_embedded_with_another_model_fails_alone() {
+    let input = "{\"id\": 1, \"text\": \"printer\", \"embedding\": [0.1, 0.2]}\n\
+                 {\"id\": 2, \"text\": \"E4711\"}\n";
+    let (output, records) = query(scope(), &["--batch"], input);
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(records[0]["path"], "stdin:1");
+    assert_eq!(records[0]["code"], "bad-record");
+    let message = records[0]["message"].as_str().unwrap();
+    assert!(
+        message.contains("the embedding is from model unknown (2 dims)"),
+        "{message}"
+    );
+    assert_eq!(records[1]["query_id"], "2");
+    assert_eq!(records[1]["path"], "it/printer-troubleshooting.md");
+}
+
+#[test]
+fn numbers_that_cannot_be_honoured_are_usage_errors() {
+    let cases = [
+        (["--top-k", "1000000000"], "1..=1000"),
+        (
+            ["--weight", "coverage=inf"],
+            "a weight is a number from 0 to 100",
+        ),
+        (
+            ["--weight", "coverage=nan"],
+            "a weight is a number from 0 to 100",
+        ),
+        (
+            ["--weight", "coverage=1e308"],
+            "a weight is a number from 0 to 100",
+        ),
+    ];
+    for (flags, said) in cases {
+        let mut args = vec!["printer", "--mode", "bm25"];
+        args.extend(flags);
+        let (output, records) = query(scope(), &args, "");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{flags:?}: {stderr}");
+        assert!(records.is_empty());
+        assert!(stderr.contains(said), "{flags:?}: {stderr}");
+    }
+}

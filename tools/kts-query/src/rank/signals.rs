@@ -86,6 +86,9 @@ pub const WEIGHTS: &[(&str, f64, &str)] = &[
     ),
 ];
 
+/// The largest weight `--weight` takes: past it, scores overflow.
+const MAX_WEIGHT: f64 = 100.0;
+
 /// How many words apart two neighbouring question words may stand in a
 /// chunk and still count as said together (one word between them, or two:
 /// "prognosis for breast", "disk usage of a folder").
@@ -123,7 +126,10 @@ impl Weights {
                     known.join(", ")
                 );
             };
-            anyhow::ensure!(value >= 0.0, "--weight {text}: weights are not negative");
+            anyhow::ensure!(
+                (0.0..=MAX_WEIGHT).contains(&value),
+                "--weight {text}: a weight is a number from 0 to {MAX_WEIGHT}"
+            );
             *slot = value;
         }
         Ok(weights)
