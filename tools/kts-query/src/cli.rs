@@ -16,8 +16,8 @@ use crate::output::{self, BatchHit, write_text};
 use crate::rank::confidence::answer_confidence;
 use crate::searcher::UnusableEmbedding;
 use crate::{
-    Fusion, MIN_FILTERED, Mode, ModelChoice, OutputFormat, Request, RerankBy, Reranker, Searcher,
-    Step, evidence, federation, ledger,
+    Fusion, MAX_CANDIDATES, MIN_FILTERED, Mode, ModelChoice, OutputFormat, Request, RerankBy,
+    Reranker, Searcher, Step, evidence, federation, ledger,
 };
 
 const ABOUT: &str =
@@ -31,7 +31,9 @@ BM25 (FTS5) and vector search (the question embedded with the model the index
 was built with) and fuses their top --candidates: by default each list's
 scores are scaled to [0, 1] (its best 1, its last 0) and summed (--fusion
 convex), or --fusion rrf sums 1 / (60 + rank). Only the best chunk of each
-document is kept unless --all-chunks.
+document is kept unless --all-chunks; when one long document fills the lists
+and fewer documents than --top-k remain, the search runs again with four
+times the candidates.
 On an index without embeddings, hybrid falls back to BM25 with a warning.
 
 Before retrieval the question goes through the query pipeline's steps:
@@ -149,7 +151,7 @@ pub struct Args {
 
     /// Chunks each retriever contributes before fusion; at least 4 × --top-k,
     /// so that enough distinct documents remain after one chunk per document.
-    #[arg(long, value_name = "N", default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    #[arg(long, value_name = "N", default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=MAX_CANDIDATES as i64))]
     pub candidates: u32,
 
     /// Keep every matching chunk, not only the best one of each document.

@@ -41,6 +41,9 @@ pub use steps::{Step, Steps};
 /// Default of `--min-filtered`.
 pub const MIN_FILTERED: usize = 3;
 
+/// Most chunks a retriever contributes (`--candidates`, and deeper searches).
+pub const MAX_CANDIDATES: usize = 4096;
+
 /// Which retrievers run.
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {

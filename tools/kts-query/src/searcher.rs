@@ -10,6 +10,7 @@ use kts_record::{HitRecord, NodeRecord, PlanNote, PlanRecord, PlannedQuery, Sign
 use kts_store::{ChangeStamp, Filters, Hit, LexicalState, Meta, Scored, Store};
 use petgraph::stable_graph::NodeIndex;
 
+use crate::MAX_CANDIDATES;
 use crate::embedder::{ModelChoice, SharedModel};
 use crate::graph::{QueryGraph, graph_list};
 use crate::plan::lexicon::{Lexicon, QueryConfig};
@@ -67,6 +68,13 @@ pub struct Searcher {
 
 /// One query's lists: its filtered and, when those found too little,
 /// unfiltered retrieval, each retriever's list named after the query.
+/// How a search went: its plan record, and whether a retriever's list was
+/// full (it may have left out documents).
+struct Searched {
+    record: PlanRecord,
+    lists_full: bool,
+}
+
 struct Retrieved {
     lists: Vec<(String, Vec<Scored>)>,
     documents: usize,
@@ -321,16 +329,59 @@ impl Searcher {
             anyhow::bail!(reason);
         }
         self.store.begin_read()?;
-        let result = self.search_in_one_state(text, given);
+        let result = self.search_deep_enough(text, given);
         self.store.end_read()?;
         result
+    }
+
+    /// One long document can fill every candidate list, and only its best
+    /// chunk is kept: when fewer documents than asked came back though a list
+    /// was full and the scope holds more, the search runs again with four
+    /// times the candidates (up to [`MAX_CANDIDATES`]).
+    fn search_deep_enough(
+        &mut self,
+        text: &str,
+        given: Option<(Vec<f32>, Option<String>)>,
+    ) -> anyhow::Result<(Vec<HitRecord>, PlanRecord)> {
+        let asked = self.settings.candidates;
+        let mut searched = self.search_in_one_state(text, given.clone());
+        while let Ok((hits, plan)) = &mut searched
+            && self.worth_searching_deeper(hits.len(), plan.lists_full)?
+        {
+            self.settings.candidates = (self.settings.candidates * 4).min(MAX_CANDIDATES);
+            searched = self.search_in_one_state(text, given.clone());
+            if let Ok((_, plan)) = &mut searched {
+                plan.record.notes.push(PlanNote {
+                    step: "deeper".to_string(),
+                    detail: format!(
+                        "searched again with {} candidates: the lists were full of fewer \
+                         documents than asked",
+                        self.settings.candidates
+                    ),
+                });
+            }
+        }
+        self.settings.candidates = asked;
+        searched.map(|(hits, plan)| (hits, plan.record))
+    }
+
+    fn worth_searching_deeper(&self, found: usize, lists_full: bool) -> anyhow::Result<bool> {
+        if self.settings.all_chunks
+            || !lists_full
+            || found >= self.settings.top_k
+            || self.settings.candidates >= MAX_CANDIDATES
+        {
+            return Ok(false);
+        }
+        let (documents, _) = self.store.counts()?;
+        Ok(documents > found)
     }
 
     fn search_in_one_state(
         &mut self,
         text: &str,
         given: Option<(Vec<f32>, Option<String>)>,
-    ) -> anyhow::Result<(Vec<HitRecord>, PlanRecord)> {
+    ) -> anyhow::Result<(Vec<HitRecord>, Searched)> {
         let plan = self.plan(text)?;
         let mut given = match given {
             Some((vector, model)) => Some(self.checked(vector, model)?),
@@ -409,6 +460,9 @@ impl Searcher {
             };
             query * retriever
         };
+        let lists_full = lists
+            .iter()
+            .any(|(_, list)| list.len() >= self.settings.candidates);
         let mut fused = fuse(
             &lists,
             self.settings.fusion,
@@ -488,7 +542,7 @@ impl Searcher {
                 .map(|(n, w)| (n.to_string(), w))
                 .collect(),
         };
-        Ok((hits, record))
+        Ok((hits, Searched { record, lists_full }))
     }
 
     /// Orders the best candidates again by the request's reranker, if any;

@@ -531,9 +531,11 @@ fn another_model_than_the_index_is_refused() {
             && stderr.contains("re-index"),
         "{stderr}"
     );
+    // In a batch, that question fails alone.
     let line = json!({"id": "q", "text": "x", "embedding": [0.6, 0.8], "model": "other"});
-    let (output, _) = query(scope(), &["--batch"], &format!("{line}\n"));
-    assert_eq!(output.status.code(), Some(2));
+    let (output, records) = query(scope(), &["--batch"], &format!("{line}\n"));
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(records[0]["code"], "bad-record");
 }
 
 #[test]
@@ -643,5 +645,45 @@ fn numbers_that_cannot_be_honoured_are_usage_errors() {
         assert_eq!(output.status.code(), Some(2), "{flags:?}: {stderr}");
         assert!(records.is_empty());
         assert!(stderr.contains(said), "{flags:?}: {stderr}");
+    }
+}
+
+#[test]
+fn a_long_document_does_not_crowd_the_others_out() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("kts-query-long-document");
+    let long: String = (0..40)
+        .map(|i| format!("## Part {i}\n\nThe widget is a widget, part {i} of the manual.\n\n"))
+        .collect();
+    let long = format!("# Widget manual\n\n{long}");
+    let notes: Vec<(String, String)> = (0..5)
+        .map(|i| {
+            (
+                format!("note-{i}.md"),
+                format!("# Note {i}\n\nThis note mentions the widget once, on day {i}.\n"),
+            )
+        })
+        .collect();
+    let mut docs = vec![("manual.md", "GUIDE", long.as_str())];
+    docs.extend(
+        notes
+            .iter()
+            .map(|(p, m)| (p.as_str(), "GENERAL", m.as_str())),
+    );
+    common::index_scope(&dir, &docs);
+    for mode in ["bm25", "hybrid"] {
+        let hits = ok(
+            &dir,
+            &[
+                "widget",
+                "--mode",
+                mode,
+                "--candidates",
+                "20",
+                "--top-k",
+                "10",
+            ],
+            "",
+        );
+        assert_eq!(hits.len(), 6, "{mode}: {:?}", paths(&hits));
     }
 }
