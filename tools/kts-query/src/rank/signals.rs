@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use kts_graph::extract::Extractor;
-use kts_store::Hit;
+use kts_store::{Hit, query_terms};
 
 use crate::plan::Plan;
 use crate::words::{stem, stems};
@@ -40,6 +40,11 @@ pub const WEIGHTS: &[(&str, f64, &str)] = &[
         "intent",
         0.1,
         "the document's type answers the question's intent",
+    ),
+    (
+        "named",
+        0.5,
+        "the question is the document's title (its words, stop words aside)",
     ),
     (
         "title",
@@ -188,6 +193,10 @@ pub fn signals(plan: &Plan, hit: &Hit, extractor: &Extractor) -> Vec<(&'static s
         let title_lower = hit.title.to_lowercase();
         let title_words: Vec<&str> = stems(&title_lower).collect();
         out.push(("title", best_share(&title_words)));
+        out.push((
+            "named",
+            f64::from(u8::from(names_title(&terms, &hit.title))),
+        ));
         out.push(("coverage", best_share(&chunk_words)));
         if terms.len() > 1 {
             out.push(("proximity", proximity(&terms, &chunk_words)));
@@ -221,6 +230,16 @@ pub fn signals(plan: &Plan, hit: &Hit, extractor: &Extractor) -> Vec<(&'static s
         out.push(("entities", named as f64 / plan.entities.len() as f64));
     }
     out
+}
+
+/// Whether the question's terms are the title's, no more and no fewer: the
+/// question names the document, as one who types a page's name looks for it.
+fn names_title(terms: &[&str], title: &str) -> bool {
+    let title_terms = query_terms(title);
+    let title_terms: Vec<&str> = title_terms.iter().map(|t| stem(t)).collect();
+    !title_terms.is_empty()
+        && share(terms, &title_terms) == 1.0
+        && share(&title_terms, terms) == 1.0
 }
 
 /// The factor a candidate's fused score is multiplied by.
@@ -357,6 +376,33 @@ mod tests {
             ..plan.clone()
         };
         assert_eq!(signal(&unquoted, "rollout stop", "phrase"), None);
+    }
+
+    #[test]
+    fn a_question_that_is_a_documents_title_names_it() {
+        let plan = |question: &str| Plan {
+            terms: query_terms(question),
+            ..Plan::default()
+        };
+        let named = |question: &str, title: &str| {
+            signals(
+                &plan(question),
+                &hit(title, "GENERAL", "text"),
+                &Extractor::new(&[], &[]),
+            )
+            .into_iter()
+            .find(|(n, _)| *n == "named")
+            .map(|(_, value)| value)
+        };
+        assert_eq!(named("adb", "adb"), Some(1.0));
+        assert_eq!(
+            named("the ADB", "adb"),
+            Some(1.0),
+            "stop words and case aside"
+        );
+        assert_eq!(named("adb", "adb pair"), Some(0.0), "a longer title");
+        assert_eq!(named("adb pair", "adb"), Some(0.0), "a longer question");
+        assert_eq!(named("adb", ""), Some(0.0));
     }
 
     #[test]
