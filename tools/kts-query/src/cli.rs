@@ -70,7 +70,8 @@ by doc type; a question naming every word of a scope's slug goes to it;
 otherwise, when the root has a catalog (kts-catalog ROOT), to the scopes the
 catalog matches with at least half the best match's score; else to every
 scope. All in parallel; more than --max-scopes: exit 2. Hits are merged by
-RRF and name their scope (in text, before the path); a scope that fails is
+confidence (each scope's order kept; the score is that confidence) and name
+their scope (in text, before the path); a scope that fails is
 skipped with a warning; a reranker runs once, over the merged hits.
 --list-scopes lists the scopes, --count-by-scope counts the documents of each
 holding every word of the question.

@@ -16,7 +16,7 @@ use kts_store::{ScopeEntry, Scopes, discover_scopes, scope_slug};
 use crate::pool::SearcherPool;
 use crate::searcher::UnusableEmbedding;
 use crate::words::lowercase_words;
-use crate::{Mode, ModelChoice, RRF_K, Request};
+use crate::{Mode, ModelChoice, Request};
 
 /// Where a question goes, and what is left of it.
 #[derive(Clone, Debug, PartialEq)]
@@ -585,30 +585,29 @@ pub(crate) fn scope_request(request: &Request, route: &Route) -> Request {
     scope_request
 }
 
-/// Reciprocal Rank Fusion of the scopes' lists (each hit is in one list);
-/// equal ranks go to the more confident hit. Ranks are renumbered.
+/// The scopes' lists (each hit is in one list) merged by confidence, which
+/// means the same in every scope, where fused scores and ranks do not (each
+/// scope's best hit is its rank 1, however poor). A hit counts no more than
+/// the hits above it in its scope, so each scope's own order is kept; equal
+/// ones go by rank, then by list. A hit's score becomes that confidence, and
+/// ranks are renumbered.
 pub fn merge(lists: Vec<Vec<HitRecord>>, top_k: usize) -> Vec<HitRecord> {
-    let mut all: Vec<(f64, f64, usize, HitRecord)> = lists
-        .into_iter()
-        .enumerate()
-        .flat_map(|(list, hits)| {
-            hits.into_iter().map(move |hit| {
-                let rrf = 1.0 / (RRF_K + hit.rank as f64);
-                (rrf, hit.confidence.unwrap_or(0.0), list, hit)
-            })
-        })
-        .collect();
-    all.sort_by(|a, b| {
-        b.0.total_cmp(&a.0)
-            .then(b.1.total_cmp(&a.1))
-            .then(a.2.cmp(&b.2))
-    });
+    let mut all: Vec<(f64, usize, usize, HitRecord)> = Vec::new();
+    for (list, mut hits) in lists.into_iter().enumerate() {
+        hits.sort_by_key(|hit| hit.rank);
+        let mut ceiling = f64::INFINITY;
+        for hit in hits {
+            ceiling = ceiling.min(hit.confidence.unwrap_or(0.0));
+            all.push((ceiling, hit.rank, list, hit));
+        }
+    }
+    all.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
     all.into_iter()
         .take(top_k)
         .enumerate()
-        .map(|(i, (rrf, _, _, mut hit))| {
+        .map(|(i, (confidence, _, _, mut hit))| {
             hit.rank = i + 1;
-            hit.score = rrf;
+            hit.score = confidence;
             hit
         })
         .collect()
@@ -671,6 +670,40 @@ mod tests {
         assert!(route(&found, "/nope question", &[], 100, None).is_err());
         let r = route(&found, "dscr", &["support".into()], 100, None).unwrap();
         assert_eq!(slugs(&r), ["support"]);
+    }
+
+    fn hit(scope: &str, rank: usize, confidence: f64) -> HitRecord {
+        serde_json::from_value(serde_json::json!({"rank": rank, "score": 2.0,
+            "doc_id": "d", "chunk_id": "c", "scope": scope, "path": format!("{scope}{rank}.md"),
+            "text": "t", "start": 0, "end": 1, "confidence": confidence}))
+        .unwrap()
+    }
+
+    #[test]
+    fn scopes_are_merged_by_confidence_each_keeping_its_order() {
+        let tools = vec![
+            hit("tools", 1, 0.94),
+            hit("tools", 2, 0.8),
+            hit("tools", 3, 0.3),
+        ];
+        let cooking = vec![hit("cooking", 1, 0.45), hit("cooking", 2, 0.5)];
+        let merged = merge(vec![cooking, tools], 10);
+        let paths: Vec<&str> = merged.iter().map(|h| h.path.as_str()).collect();
+        assert_eq!(
+            paths,
+            [
+                "tools1.md",
+                "tools2.md",
+                "cooking1.md",
+                "cooking2.md",
+                "tools3.md"
+            ],
+            "a scope's rank 1 does not tie another's; cooking2 counts no more than cooking1"
+        );
+        let ranks: Vec<usize> = merged.iter().map(|h| h.rank).collect();
+        assert_eq!(ranks, [1, 2, 3, 4, 5]);
+        assert_eq!(merged[3].score, 0.45);
+        assert_eq!(merge(vec![merged], 2).len(), 2);
     }
 
     #[test]

@@ -196,7 +196,8 @@ pub struct HitRecord {
     pub schema: String,
     /// Position in the result list, from 1.
     pub rank: usize,
-    /// The fused score the list is ordered by (higher is better).
+    /// The score the list is ordered by (higher is better): the fused score,
+    /// or over a knowledge root the confidence the scopes' hits are merged by.
     pub score: f64,
     pub doc_id: String,
     pub chunk_id: String,
