@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use kts_catalog::{Catalog, CatalogRow};
 use kts_cli::Messages;
 use kts_record::{HitRecord, ScopeCountRecord};
-use kts_store::{ScopeEntry, Scopes, discover_scopes, scope_slug};
+use kts_store::{ScopeEntry, Scopes, discover_scopes, is_scope, scope_slug};
 
 use crate::pool::SearcherPool;
 use crate::searcher::UnusableEmbedding;
@@ -283,16 +283,37 @@ impl Routing {
     }
 
     /// The scopes the request's question goes to (see [`route`]).
+    /// A catalog that lists a scope no longer there (or names none asked) is
+    /// left for the folders, with a warning.
     pub fn route(&mut self, request: &Request, messages: &Messages) -> Result<Route, RouteError> {
         let routed = self.route_among_found(request);
-        match routed {
-            Err(RouteError::UnknownScope(_)) if self.listed_by_catalog => {
-                self.discover(messages)
-                    .map_err(|e| RouteError::Other(format!("{e:#}")))?;
-                self.route_among_found(request)
-            }
-            routed => routed,
+        if !self.listed_by_catalog {
+            return routed;
         }
+        let gone: Vec<&str> = match &routed {
+            Ok(route) => route
+                .scopes
+                .iter()
+                .filter(|scope| !is_scope(&scope.path))
+                .map(|scope| scope.slug.as_str())
+                .collect(),
+            Err(RouteError::UnknownScope(_)) => Vec::new(),
+            Err(_) => return routed,
+        };
+        if routed.is_ok() && gone.is_empty() {
+            return routed;
+        }
+        if !gone.is_empty() {
+            messages.warn(&format!(
+                "the catalog lists {}, whose index is gone: the folders are read instead \
+                 (kts-catalog {} brings the catalog up to date)",
+                gone.join(", "),
+                self.dir.display()
+            ));
+        }
+        self.discover(messages)
+            .map_err(|e| RouteError::Other(format!("{e:#}")))?;
+        self.route_among_found(request)
     }
 
     fn route_among_found(&self, request: &Request) -> Result<Route, RouteError> {

@@ -513,3 +513,27 @@ fn a_scope_the_catalog_does_not_list_yet_is_found_by_its_slug() {
     assert!(output.status.success(), "{stderr}");
     assert_eq!(scopes_of(&found), ["payroll_copy"]);
 }
+
+#[test]
+fn a_scope_the_catalog_lists_but_that_went_away_leaves_the_question_to_the_others() {
+    let root = small_root(&[
+        (
+            "ops",
+            "# Runbook\n\nRestart the frobulator with systemctl.\n",
+        ),
+        ("misc", "# Misc\n\nThe frobulator also appears here.\n"),
+    ]);
+    kts_tests::succeeded(kts_tests::shell(&format!(
+        "kts-catalog '{}' --quiet",
+        root.path().display()
+    )));
+    std::fs::remove_dir_all(root.path().join("ops")).unwrap();
+    let (output, found) = ask(root.path(), "frobulator restart systemctl", "");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("the catalog lists ops, whose index is gone"),
+        "{stderr}"
+    );
+    assert_eq!(scopes_of(&found), ["misc"]);
+}
