@@ -8,7 +8,7 @@ use kts_record::{DocRecord, FileRecord, Format, ImageRef, schema_id};
 use regex::Regex;
 use serde_json::Value;
 
-use crate::formats::Converted;
+use crate::formats::{self, Converted};
 use crate::images::{Image, media_type};
 
 /// Builds the `kts.doc/1` record of a converted file.
@@ -35,7 +35,7 @@ pub fn describe(
     );
     properties.insert(
         "keywords".into(),
-        keywords(&title, &markdown)
+        keywords(&title, formats::keyword_text(format, &markdown))
             .into_iter()
             .map(Value::from)
             .collect(),

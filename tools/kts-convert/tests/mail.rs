@@ -200,6 +200,69 @@ fn a_mailbox_becomes_a_document_per_message() {
     assert_eq!(records[3]["title"], "Minutes");
 }
 
+#[test]
+fn attachment_names_are_safe_file_names_and_each_renaming_is_a_warning() {
+    let reply = Email::new("Re: budget", "cfo@example.com", "team@example.com")
+        .text("The budget is frozen.")
+        .to_bytes();
+    let mail = Email::new("Notes", "a@example.com", "b@example.com")
+        .text("Two notes and a reply.")
+        .attach("notes.txt", "text/plain", b"First notes.".to_vec())
+        .attach("notes.txt", "text/plain", b"Second notes.".to_vec())
+        .attach("Q3: plan?.txt", "text/plain", b"The plan.".to_vec())
+        .attach_message(reply)
+        .to_bytes();
+    let (output, records) = convert_files(&[("m.eml", mail)], &[]);
+    let err = stderr(&output);
+    assert!(output.status.success(), "{err}");
+    let paths: Vec<&str> = records
+        .iter()
+        .map(|r| r["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        paths,
+        [
+            "m.eml",
+            "m.eml#attachment/notes.txt",
+            "m.eml#attachment/notes-2.txt",
+            "m.eml#attachment/Q3- plan-.txt",
+            "m.eml#attachment/Re- budget.eml"
+        ]
+    );
+    assert!(
+        err.contains(
+            "m.eml: the attachment name \"notes.txt\" is repeated: this one is \"notes-2.txt\""
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains("the attachment name \"Q3: plan?.txt\" was made safe as \"Q3- plan-.txt\""),
+        "{err}"
+    );
+    assert_eq!(err.matches("warning").count(), 2, "{err}");
+}
+
+#[test]
+fn a_message_keywords_leave_out_its_list_of_attachments() {
+    let mail = Email::new("Harbour survey", "a@example.com", "b@example.com")
+        .text("The harbour survey found the harbour walls sound.")
+        .attach("walls.txt", "text/plain", b"Walls.".to_vec())
+        .attach("piers.txt", "text/plain", b"Piers.".to_vec())
+        .attach("cranes.json", "application/json", br#"{"n": 1}"#.to_vec())
+        .attach("boats.json", "application/json", br#"{"n": 1}"#.to_vec())
+        .to_bytes();
+    let (output, records) = convert_files(&[("survey.eml", mail)], &[]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let keywords = &records[0]["metadata"]["keywords"];
+    assert_eq!(keywords[0], "harbour", "{keywords}");
+    for word in ["text", "plain", "txt", "application", "json"] {
+        assert!(
+            !keywords.as_array().unwrap().contains(&json!(word)),
+            "{word} in {keywords}"
+        );
+    }
+}
+
 /// An Outlook message: property streams in a compound file.
 fn outlook_message(subject: &str, attachment: Option<(&str, &[u8])>) -> Vec<u8> {
     let mut file = cfb::CompoundFile::create(Cursor::new(Vec::new())).unwrap();

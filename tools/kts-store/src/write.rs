@@ -234,6 +234,48 @@ impl Store {
         Ok(stored.as_deref() == Some(digest(doc, chunks).as_str()))
     }
 
+    /// Whether the store holds this document found inside a file (an
+    /// e-mail's attachment, a mailbox's message) as it is, only under the hash
+    /// of the file's earlier bytes: a part's `source_sha256` is its file's, so
+    /// appending a message to a mailbox gives every other message a new one.
+    fn is_unchanged_part_of_changed_file(
+        &self,
+        doc: &DocumentRow,
+        chunks: &[ChunkRow],
+    ) -> anyhow::Result<bool> {
+        if doc.metadata.get("parent").is_none() {
+            return Ok(false);
+        }
+        let stored: Option<(String, Option<String>)> = self
+            .conn
+            .prepare_cached("SELECT digest, source_sha256 FROM documents WHERE doc_id = ?1")?
+            .query_row([&doc.doc_id], |r| Ok((r.get(0)?, r.get(1)?)))
+            .optional()?;
+        Ok(stored.is_some_and(|(stored_digest, source_sha256)| {
+            let earlier = DocumentRow {
+                source_sha256,
+                ..doc.clone()
+            };
+            digest(&earlier, chunks) == stored_digest
+        }))
+    }
+
+    /// Records the file hash and metadata of a document whose content is as stored.
+    fn update_source(&mut self, doc: &DocumentRow, chunks: &[ChunkRow]) -> anyhow::Result<()> {
+        self.conn
+            .prepare_cached(
+                "UPDATE documents SET source_sha256 = ?2, metadata = ?3, digest = ?4
+                 WHERE doc_id = ?1",
+            )?
+            .execute(params![
+                doc.doc_id,
+                doc.source_sha256,
+                doc.metadata.to_string(),
+                digest(doc, chunks),
+            ])?;
+        Ok(())
+    }
+
     /// Replaces the document (by doc_id or path) with this one and its chunks,
     /// inside the caller's transaction. Refuses embeddings of another model
     /// than the store's with [`ModelMismatch`].
@@ -241,6 +283,10 @@ impl Store {
     /// the transaction as it was.
     pub fn apply(&mut self, doc: &DocumentRow, chunks: &[ChunkRow]) -> anyhow::Result<Applied> {
         if self.is_unchanged(doc, chunks)? {
+            return Ok(Applied::Unchanged);
+        }
+        if self.is_unchanged_part_of_changed_file(doc, chunks)? {
+            self.update_source(doc, chunks)?;
             return Ok(Applied::Unchanged);
         }
         self.check_model(chunks)?;

@@ -89,6 +89,55 @@ fn documents_are_replaced_whole_and_deleted_whole() {
 }
 
 #[test]
+fn a_part_whose_file_changed_around_it_is_unchanged() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open_writer(dir.path(), LockWait::NoWait).unwrap();
+    let message = |file_sha: &str, text: &str| {
+        let path = "box.mbox#message/1";
+        let row = DocumentRow {
+            source_sha256: Some(file_sha.into()),
+            metadata: serde_json::json!({"parent": "box.mbox", "source_sha256": file_sha}),
+            ..doc(&doc_id(path), path, "GENERAL")
+        };
+        // A chunk id follows the text, as kts-chunk's do.
+        (row, vec![chunk(text, 0, text, Some(unit(1, 8)))])
+    };
+    store.begin().unwrap();
+    let (first, chunks) = message("sha-of-one-message", "the first message");
+    assert_eq!(store.apply(&first, &chunks).unwrap(), Applied::Added);
+    let (appended_to, chunks) = message("sha-of-two-messages", "the first message");
+    assert_eq!(
+        store.apply(&appended_to, &chunks).unwrap(),
+        Applied::Unchanged
+    );
+    assert_eq!(
+        store.source_sha256(&first.doc_id).unwrap(),
+        Some(Some("sha-of-two-messages".into())),
+        "the stored hash is the file's new one"
+    );
+    assert_eq!(
+        store.apply(&appended_to, &chunks).unwrap(),
+        Applied::Unchanged
+    );
+    let (edited, chunks) = message("sha-of-an-edit", "the first message, edited");
+    assert_eq!(store.apply(&edited, &chunks).unwrap(), Applied::Updated);
+
+    let file = doc(&doc_id("a.md"), "a.md", "GENERAL");
+    let chunks = vec![chunk("a1", 0, "text", Some(unit(2, 8)))];
+    assert_eq!(store.apply(&file, &chunks).unwrap(), Applied::Added);
+    let resaved = DocumentRow {
+        source_sha256: Some("sha-of-new-bytes".into()),
+        ..file.clone()
+    };
+    assert_eq!(
+        store.apply(&resaved, &chunks).unwrap(),
+        Applied::Updated,
+        "a file with new bytes is updated"
+    );
+    store.commit().unwrap();
+}
+
+#[test]
 fn another_model_is_refused_with_the_reindex_advice() {
     let dir = tempfile::tempdir().unwrap();
     let mut store = Store::open_writer(dir.path(), LockWait::NoWait).unwrap();

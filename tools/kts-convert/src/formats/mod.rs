@@ -65,6 +65,16 @@ pub struct Converted {
     pub properties: Map<String, Value>,
 }
 
+/// The Markdown a document's keywords are drawn from: all of it, but for an
+/// e-mail's list of attachments (media types and file extensions say nothing
+/// of what the message is about).
+pub fn keyword_text(format: Format, markdown: &str) -> &str {
+    match format {
+        Format::Eml | Format::Msg => mail::without_attachment_list(markdown),
+        _ => markdown,
+    }
+}
+
 /// Adds warnings to a document's properties (`warnings`, shown by kts-convert
 /// with the file's name).
 pub fn add_warnings(

@@ -1,9 +1,11 @@
 //! RFC 822 / MIME messages, read with mail-parser: encoded words (RFC 2047),
 //! charsets (through encoding_rs), quoted-printable and base64 are decoded
-//! there; this module picks out what a [`Mail`] holds.
+//! there (the headers kts shows are read again from their raw bytes, see
+//! [`RawHeaders`]); this module picks out what a [`Mail`] holds.
 
-use mail_parser::{Address, Message, MessageParser, MimeHeaders, PartType};
+use mail_parser::{Address, HeaderName, Message, MessageParser, MimeHeaders, PartType};
 
+use super::headers::RawHeaders;
 use super::{Attachment, Content, Mail, within_nesting};
 use crate::formats::ConvertError;
 
@@ -17,11 +19,12 @@ pub fn parse(bytes: &[u8], depth: usize) -> Result<Mail, ConvertError> {
 }
 
 fn read(message: &Message, depth: usize) -> Mail {
+    let headers = RawHeaders::new(message);
     let mut mail = Mail {
-        subject: message.subject().map(str::to_string),
-        from: addresses(message.from()),
-        to: addresses(message.to()),
-        cc: addresses(message.cc()),
+        subject: headers.text(HeaderName::Subject),
+        from: addresses(headers.address(HeaderName::From).as_ref()),
+        to: addresses(headers.address(HeaderName::To).as_ref()),
+        cc: addresses(headers.address(HeaderName::Cc).as_ref()),
         date: message.date().map(|d| d.to_rfc3339()),
         ..Mail::default()
     };
@@ -122,6 +125,36 @@ mod tests {
             mail.text_body.as_deref().map(str::trim),
             Some("Grüße aus München")
         );
+    }
+
+    #[test]
+    fn raw_8bit_headers_are_read_in_the_body_charset_else_a_guessed_legacy_one() {
+        let declared = b"From: J\xfcrgen <j@example.de>\r\nSubject: Gr\xf6\xdfen\xe4nderung\r\n\
+            Content-Type: text/plain; charset=windows-1252\r\n\r\nText.\r\n";
+        let mail = parse(declared, 0).unwrap();
+        assert_eq!(mail.subject.as_deref(), Some("Größenänderung"));
+        assert_eq!(mail.from, ["Jürgen <j@example.de>"]);
+        let undeclared = b"From: j@example.de\r\n\
+            Subject: Gr\xfc\xdfe aus M\xfcnchen und \xc4nderungen f\xfcr die B\xfccher\r\n\r\nText.\r\n";
+        assert_eq!(
+            parse(undeclared, 0).unwrap().subject.as_deref(),
+            Some("Grüße aus München und Änderungen für die Bücher")
+        );
+        let utf8 = "From: Jürgen <j@example.de>\r\nSubject: Größe\r\n\
+            Content-Type: text/plain; charset=windows-1252\r\n\r\nText.\r\n";
+        let mail = parse(utf8.as_bytes(), 0).unwrap();
+        assert_eq!(mail.subject.as_deref(), Some("Größe"));
+        assert_eq!(mail.from, ["Jürgen <j@example.de>"]);
+    }
+
+    #[test]
+    fn a_character_split_across_two_encoded_words_is_whole() {
+        let raw = b"From: =?UTF-8?Q?J=C3?=\r\n =?UTF-8?B?vHJnZW4=?= <j@example.de>\r\n\
+            Subject: =?UTF-8?B?WnVzYW1tZW5mYXNzdW5nIA==?=\r\n =?UTF-8?Q?f=C3=BCr_M=C3?= =?UTF-8?Q?=A4rz?=\r\n\
+            \r\nText.\r\n";
+        let mail = parse(raw, 0).unwrap();
+        assert_eq!(mail.subject.as_deref(), Some("Zusammenfassung für März"));
+        assert_eq!(mail.from, ["Jürgen <j@example.de>"]);
     }
 
     #[test]

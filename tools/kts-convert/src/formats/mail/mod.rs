@@ -5,6 +5,7 @@
 //! A mailbox (mbox) becomes a list of its messages, each message a part at
 //! `message/<n>`: a search hit then names the one message it is in.
 
+mod headers;
 mod mbox;
 mod mime;
 mod names;
@@ -14,8 +15,11 @@ mod render;
 use kts_record::{ErrorCode, Format, detect_format};
 use serde_json::{Map, Value};
 
+use self::names::Renamed;
 use super::{Context, ConvertError, Converted, Part, PartDocument};
 use crate::images::ImageSink;
+
+pub use render::without_attachment_list;
 
 /// Messages inside messages deeper than this are listed, not converted.
 const MAX_NESTING: usize = 8;
@@ -190,10 +194,15 @@ impl<'c, 'a> Parts<'c, 'a> {
                 _ => format!("attachment-{}", n + 1),
             };
             let (name, renamed) = names.claim(attachment.name.as_deref(), &fallback);
-            if renamed && let Some(given) = &attachment.name {
-                self.warnings.push(format!(
-                    "the attachment name {given:?} was made safe as {name:?}"
-                ));
+            if let (Some(renamed), Some(given)) = (renamed, &attachment.name) {
+                self.warnings.push(match renamed {
+                    Renamed::MadeSafe => {
+                        format!("the attachment name {given:?} was made safe as {name:?}")
+                    }
+                    Renamed::Numbered => {
+                        format!("the attachment name {given:?} is repeated: this one is {name:?}")
+                    }
+                });
             }
             let anchor = format!("{prefix}attachment/{name}");
             let extension = name.rsplit_once('.').map(|(_, e)| e).or_else(|| {

@@ -2,8 +2,9 @@
 //!
 //! A name comes from the sender and is untrusted: `../../etc/passwd`, an
 //! absolute path, NUL and other control characters, `#` (which separates a
-//! file's path from a part's anchor) or a name of thousands of characters
-//! must all end as one plain, short, unique file name.
+//! file's path from a part's anchor), characters Windows refuses in file
+//! names (`Re: budget.eml`) or a name of thousands of characters must all
+//! end as one plain, short, unique file name.
 
 use std::collections::HashSet;
 
@@ -16,12 +17,21 @@ pub struct Unique {
     taken: HashSet<String>,
 }
 
+/// Why an attachment is not at the name its sender gave.
+#[derive(Debug, PartialEq)]
+pub enum Renamed {
+    /// The name was not a safe file name.
+    MadeSafe,
+    /// An earlier attachment of the message has the name.
+    Numbered,
+}
+
 impl Unique {
     /// A safe, unused name for an attachment named `given` (or `fallback`
-    /// when it has none), and whether the given name had to change.
-    pub fn claim(&mut self, given: Option<&str>, fallback: &str) -> (String, bool) {
+    /// when it has none), and why it is not the given name, if it is not.
+    pub fn claim(&mut self, given: Option<&str>, fallback: &str) -> (String, Option<Renamed>) {
         let safe = given.and_then(safe_name);
-        let changed = given.is_some() && safe.as_deref() != given;
+        let made_safe = given.is_some() && safe.as_deref() != given;
         let base = safe
             .or_else(|| safe_name(fallback))
             .unwrap_or_else(|| "attachment".into());
@@ -31,9 +41,18 @@ impl Unique {
             n += 1;
             name = numbered(&base, n);
         }
-        (name, changed)
+        let renamed = if made_safe {
+            Some(Renamed::MadeSafe)
+        } else {
+            (given.is_some() && n > 1).then_some(Renamed::Numbered)
+        };
+        (name, renamed)
     }
 }
+
+/// Characters that Windows refuses in a file name (besides the path
+/// separators and control characters).
+const NOT_IN_FILE_NAMES: [char; 7] = ['<', '>', ':', '"', '|', '?', '*'];
 
 /// The name as a single safe path component, or `None` when nothing of it is left.
 fn safe_name(given: &str) -> Option<String> {
@@ -41,7 +60,11 @@ fn safe_name(given: &str) -> Option<String> {
     let last = given.rsplit(['/', '\\']).next().unwrap_or(given);
     let cleaned: String = last
         .chars()
-        .map(|c| if c.is_control() || c == '#' { '_' } else { c })
+        .map(|c| match c {
+            c if c.is_control() || c == '#' => '_',
+            c if NOT_IN_FILE_NAMES.contains(&c) => '-',
+            c => c,
+        })
         .collect();
     let cleaned = cleaned.trim().trim_end_matches('.').to_string();
     if cleaned.is_empty() || cleaned.chars().all(|c| c == '.' || c == '_') {
@@ -72,30 +95,32 @@ mod tests {
         let mut names = Unique::default();
         assert_eq!(
             names.claim(Some("../../etc/passwd"), "attachment-1"),
-            ("passwd".into(), true)
+            ("passwd".into(), Some(Renamed::MadeSafe))
         );
         assert_eq!(
             names.claim(Some("/abs/x.pdf"), "attachment-2"),
-            ("x.pdf".into(), true)
+            ("x.pdf".into(), Some(Renamed::MadeSafe))
         );
         assert_eq!(
             names.claim(Some("C:\\Users\\a\\y.docx"), "attachment-3"),
-            ("y.docx".into(), true)
+            ("y.docx".into(), Some(Renamed::MadeSafe))
         );
         assert_eq!(
             names.claim(Some("a\0b#c.txt"), "attachment-4"),
-            ("a_b_c.txt".into(), true)
+            ("a_b_c.txt".into(), Some(Renamed::MadeSafe))
         );
         assert_eq!(
             names.claim(Some(".."), "attachment-5"),
-            ("attachment-5".into(), true)
+            ("attachment-5".into(), Some(Renamed::MadeSafe))
         );
         assert_eq!(
             names.claim(None, "attachment-6"),
-            ("attachment-6".into(), false)
+            ("attachment-6".into(), None)
         );
-        let (long, changed) = names.claim(Some(&format!("{}.pdf", "x".repeat(5000))), "a");
-        assert!(changed && long.ends_with(".pdf") && long.chars().count() == MAX_NAME_CHARS);
+        let (long, renamed) = names.claim(Some(&format!("{}.pdf", "x".repeat(5000))), "a");
+        assert!(
+            renamed.is_some() && long.ends_with(".pdf") && long.chars().count() == MAX_NAME_CHARS
+        );
         for name in [&long, "passwd", "x.pdf", "y.docx", "a_b_c.txt"] {
             assert_eq!(
                 kts_record::scope_path::normalize(&format!("m.eml#attachment/{name}")).unwrap(),
@@ -105,12 +130,37 @@ mod tests {
     }
 
     #[test]
+    fn characters_windows_refuses_become_dashes() {
+        let mut names = Unique::default();
+        assert_eq!(
+            names.claim(None, "Re: budget.eml"),
+            ("Re- budget.eml".into(), None)
+        );
+        assert_eq!(
+            names.claim(Some("Q3 <draft> \"final\" a|b?*.txt"), "a"),
+            (
+                "Q3 -draft- -final- a-b--.txt".into(),
+                Some(Renamed::MadeSafe)
+            )
+        );
+    }
+
+    #[test]
     fn repeated_names_are_numbered() {
         let mut names = Unique::default();
-        assert_eq!(names.claim(Some("r.pdf"), "a").0, "r.pdf");
-        assert_eq!(names.claim(Some("r.pdf"), "a").0, "r-2.pdf");
+        assert_eq!(names.claim(Some("r.pdf"), "a"), ("r.pdf".into(), None));
+        assert_eq!(
+            names.claim(Some("r.pdf"), "a"),
+            ("r-2.pdf".into(), Some(Renamed::Numbered))
+        );
         assert_eq!(names.claim(Some("r.pdf"), "a").0, "r-3.pdf");
         assert_eq!(names.claim(Some("notes"), "a").0, "notes");
         assert_eq!(names.claim(Some("notes"), "a").0, "notes-2");
+        assert_eq!(names.claim(None, "m.eml"), ("m.eml".into(), None));
+        assert_eq!(
+            names.claim(None, "m.eml"),
+            ("m-2.eml".into(), None),
+            "a name the sender did not give is no renaming"
+        );
     }
 }

@@ -66,7 +66,7 @@ pub fn message(
         out.push_str("\n\n");
     }
     if !attachments.is_empty() {
-        out.push_str("## Attachments\n\n");
+        out.push_str(ATTACHMENTS_HEADING);
         for line in attachments {
             out.push_str(&attachment_line(line));
         }
@@ -75,6 +75,22 @@ pub fn message(
     out.truncate(trimmed);
     out.push('\n');
     out
+}
+
+const ATTACHMENTS_HEADING: &str = "## Attachments\n\n";
+
+/// A message's Markdown without the list of attachments [`message`] ends it
+/// with (their media types, sizes and extensions).
+pub fn without_attachment_list(markdown: &str) -> &str {
+    let Some(at) = markdown.rfind(ATTACHMENTS_HEADING) else {
+        return markdown;
+    };
+    let (before, list) = markdown.split_at(at);
+    let is_the_list = (before.is_empty() || before.ends_with('\n'))
+        && list[ATTACHMENTS_HEADING.len()..]
+            .lines()
+            .all(|line| line.starts_with("- "));
+    if is_the_list { before } else { markdown }
 }
 
 fn attachment_line(line: &AttachmentLine) -> String {
@@ -196,6 +212,15 @@ mod tests {
             Some("Hello **team**, the report is attached.")
         );
         assert_eq!(body(Some("  \n"), None), "");
+    }
+
+    #[test]
+    fn the_list_of_attachments_is_told_from_the_body() {
+        let listed = "# Q3\n\nBody.\n\n## Attachments\n\n- q3.pdf (application/pdf, 2.0 KB)\n";
+        assert_eq!(without_attachment_list(listed), "# Q3\n\nBody.\n\n");
+        let heading_in_body = "# Q3\n\n## Attachments\n\nSee the shared folder.\n";
+        assert_eq!(without_attachment_list(heading_in_body), heading_in_body);
+        assert_eq!(without_attachment_list("## Attachments\n\n- a (1 B)\n"), "");
     }
 
     #[test]
