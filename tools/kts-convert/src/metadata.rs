@@ -24,7 +24,9 @@ pub fn describe(
         title,
         mut properties,
     } = converted;
-    let title = choose_title(title.as_deref(), &markdown, &file.path);
+    // A workbook's headings and first cells are its sheets' names and data.
+    let titled_by_content = !matches!(format, Format::Xlsx | Format::Xls | Format::Ods);
+    let title = choose_title(title.as_deref(), &markdown, &file.path, titled_by_content);
     let doc_type = classify(&title, &file.path, &markdown);
     properties.insert("source_sha256".into(), file.sha256.clone().into());
     properties.insert("size".into(), file.size.into());
@@ -63,9 +65,15 @@ pub fn describe(
     }
 }
 
-/// The document's own title when it is a real one, else its first heading,
-/// else its file name.
-fn choose_title(property: Option<&str>, markdown: &str, path: &str) -> String {
+/// The document's own title when it is a real one, else (when the content
+/// may give one) its first heading or a title-like first line, else its
+/// file name.
+fn choose_title(
+    property: Option<&str>,
+    markdown: &str,
+    path: &str,
+    titled_by_content: bool,
+) -> String {
     let placeholder = |t: &str| {
         let t = t.trim().to_ascii_lowercase();
         t.is_empty()
@@ -80,6 +88,9 @@ fn choose_title(property: Option<&str>, markdown: &str, path: &str) -> String {
     if let Some(title) = property.filter(|t| !placeholder(t)) {
         return collapse_whitespace(title);
     }
+    if !titled_by_content {
+        return file_name_title(path);
+    }
     if let Some(heading) = first_heading(markdown).filter(|h| !placeholder(h)) {
         return heading;
     }
@@ -88,6 +99,11 @@ fn choose_title(property: Option<&str>, markdown: &str, path: &str) -> String {
     if !transcript && let Some(line) = title_like_first_line(markdown).filter(|l| !placeholder(l)) {
         return line;
     }
+    file_name_title(path)
+}
+
+/// `incident_report-2024` for `dir/incident_report-2024.pdf`.
+fn file_name_title(path: &str) -> String {
     let name = path.rsplit('/').next().unwrap_or(path);
     let stem = name.rsplit_once('.').map_or(name, |(stem, _)| stem);
     collapse_whitespace(&stem.replace(['_', '-'], " "))
@@ -506,36 +522,61 @@ mod tests {
     #[test]
     fn title_prefers_real_properties_then_headings_then_the_file_name() {
         assert_eq!(
-            choose_title(Some("  Leave  Policy "), "# Other", "a.docx"),
+            choose_title(Some("  Leave  Policy "), "# Other", "a.docx", true),
             "Leave Policy"
         );
         assert_eq!(
             choose_title(
                 Some("PowerPoint Presentation"),
                 "text\n## Quarterly Review\n",
-                "a.pptx"
+                "a.pptx",
+                true
             ),
             "Quarterly Review"
         );
         assert_eq!(
-            choose_title(None, "Leave rules\n===\n\nText.", "a.txt"),
+            choose_title(None, "Leave rules\n===\n\nText.", "a.txt", true),
             "Leave rules"
         );
         assert_eq!(
-            choose_title(None, "Leave rules for staff\n\nText.", "a.txt"),
+            choose_title(None, "Leave rules for staff\n\nText.", "a.txt", true),
             "Leave rules for staff"
         );
         assert_eq!(
-            choose_title(None, "One sentence only.", "dir/incident_report-2024.pdf"),
+            choose_title(
+                None,
+                "One sentence only.",
+                "dir/incident_report-2024.pdf",
+                true
+            ),
             "incident report 2024"
         );
         assert_eq!(
-            choose_title(None, "| Name | City |\n| --- | --- |\n", "staff-list.csv"),
+            choose_title(
+                None,
+                "| Name | City |\n| --- | --- |\n",
+                "staff-list.csv",
+                true
+            ),
             "staff list"
         );
         assert_eq!(
-            choose_title(None, "## Sheet1\n\n| a |\n| --- |\n| 1 |\n", "budget.xlsx"),
+            choose_title(
+                None,
+                "## Sheet1\n\n| a |\n| --- |\n| 1 |\n",
+                "budget.xlsx",
+                false
+            ),
             "budget"
+        );
+        let workbook = "## Sheet\n\nQuarterly figures\n\n| a |\n| --- |\n| 1 |\n";
+        assert_eq!(
+            choose_title(None, workbook, "mail.eml#attachment/q3_sales.xlsx", false),
+            "q3 sales"
+        );
+        assert_eq!(
+            choose_title(Some("Sales 2024"), workbook, "q3.ods", false),
+            "Sales 2024"
         );
     }
 

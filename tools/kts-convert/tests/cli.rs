@@ -575,12 +575,25 @@ fn workbook() -> Vec<u8> {
 fn a_workbook_becomes_a_heading_per_sheet_and_a_table_per_block() {
     let scope = tempfile::tempdir().unwrap();
     std::fs::write(scope.path().join("sales.xlsx"), workbook()).unwrap();
-    let (output, docs) = convert(&[file_record(scope.path(), "sales.xlsx")], &["--no-store"]);
+    // Without a title of its own, a workbook is titled by its file name, not
+    // by its first sheet's name.
+    let untitled = kts_sample::Sheet::new("Sheet").row(["Quarterly figures".into()]);
+    std::fs::write(
+        scope.path().join("q3_sales.xlsx"),
+        kts_sample::to_xlsx("", &[untitled]).unwrap(),
+    )
+    .unwrap();
+    let input = [
+        file_record(scope.path(), "sales.xlsx"),
+        file_record(scope.path(), "q3_sales.xlsx"),
+    ];
+    let (output, docs) = convert(&input, &["--no-store"]);
     assert!(
         output.status.success(),
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
+    assert_eq!(docs[1]["title"], "q3 sales");
     assert_eq!(docs[0]["format"], "xlsx");
     assert_eq!(docs[0]["title"], "Regional sales");
     assert_eq!(docs[0]["metadata"]["sheets"], 3);

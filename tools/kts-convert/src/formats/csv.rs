@@ -2,7 +2,8 @@
 //!
 //! The encoding (BOM, else UTF-8, else what `chardetng` judges most likely:
 //! Shift-JIS, Windows-1252, ...) and the delimiter (comma, semicolon, tab or
-//! pipe) are sniffed from the content, not taken from the extension. Quoted
+//! pipe) are sniffed from the content, not taken from the extension; an
+//! encoding other than UTF-8 is named in the `encoding` property. Quoted
 //! fields may hold delimiters and line breaks; short rows are padded.
 
 use kts_record::ErrorCode;
@@ -143,7 +144,11 @@ mod tests {
             .into_iter()
             .chain("a\tb\n1\t2\n".encode_utf16().flat_map(u16::to_le_bytes))
             .collect();
-        assert_eq!(markdown(&utf16), "| a | b |\n| --- | --- |\n| 1 | 2 |\n");
+        let converted = convert(&utf16).unwrap();
+        assert_eq!(converted.markdown, "| a | b |\n| --- | --- |\n| 1 | 2 |\n");
+        // Named, though not guessed: the byte order mark says it.
+        assert_eq!(converted.properties["encoding"], "UTF-16LE");
+        assert!(!converted.properties.contains_key("warnings"));
         let (shift_jis, ..) = encoding_rs::SHIFT_JIS.encode("名前,年齢,住所\n佐藤太郎,30,東京\n");
         let converted = convert(&shift_jis).unwrap();
         assert!(

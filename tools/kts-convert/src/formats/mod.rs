@@ -13,7 +13,9 @@ mod image;
 mod image_size;
 mod json;
 mod mail;
+mod number_format;
 mod odf;
+mod ods_parts;
 mod ooxml;
 mod pdf;
 mod pptx;
@@ -23,6 +25,7 @@ mod spreadsheet;
 mod table;
 mod text;
 mod vtt;
+mod xls_formats;
 mod xls_guard;
 mod xlsx_parts;
 

@@ -7,7 +7,7 @@
 //! that would pull in a local file. Afterwards parts can be read freely.
 
 use std::collections::HashMap;
-use std::io::{Cursor, Read};
+use std::io::{BufRead, BufReader, Cursor, Read};
 
 use kts_record::ErrorCode;
 use quick_xml::Reader;
@@ -160,16 +160,29 @@ impl<'a> Package<'a> {
     /// The bytes of a part, or `None` when it is missing or unreadable.
     /// A leading `/` and case differences in the name are tolerated.
     pub fn part(&mut self, name: &str) -> Option<Vec<u8>> {
+        let name = self.entry_name(name)?;
+        self.read_part(&name)
+    }
+
+    /// A part as a stream, for parts too large to hold whole (a worksheet);
+    /// `None` when it is missing. Names are matched as by [`Self::part`].
+    pub fn part_reader(&mut self, name: &str) -> Option<impl BufRead + '_> {
+        let name = self.entry_name(name)?;
+        let entry = self.zip.by_name(&name).ok()?;
+        Some(BufReader::new(entry.take(self.part_cap)))
+    }
+
+    /// The zip entry of a part name, a leading `/` and case differences
+    /// tolerated.
+    fn entry_name(&self, name: &str) -> Option<String> {
         let name = name.trim_start_matches('/');
         if self.zip.index_for_name(name).is_some() {
-            return self.read_part(name);
+            return Some(name.to_owned());
         }
-        let found = self
-            .zip
+        self.zip
             .file_names()
             .find(|n| n.eq_ignore_ascii_case(name))
-            .map(str::to_owned)?;
-        self.read_part(&found)
+            .map(str::to_owned)
     }
 
     /// A part parsed, `None` when it is missing; an error when it is not
@@ -661,6 +674,13 @@ fn push_text(stack: &mut [Element], text: &str) {
 /// chart and its title, then its data as a table (categories by series, from
 /// the values cached in the part). Empty when the chart holds nothing.
 pub fn chart_markdown(root: &Element) -> String {
+    chart_with_values(root, &HashMap::new())
+}
+
+/// A chart as [`chart_markdown`] writes it; the data the part caches no
+/// values for is taken from `referenced`: the values of the cells each data
+/// reference ([`uncached_references`]) names, in order.
+pub fn chart_with_values(root: &Element, referenced: &HashMap<String, Vec<String>>) -> String {
     let mut lines = Vec::new();
     let title = root
         .path(&["chart", "title"])
@@ -673,11 +693,25 @@ pub fn chart_markdown(root: &Element) -> String {
         (None, false) => lines.push(title),
         (None, true) => {}
     }
-    let table = chart_table(root);
+    let table = chart_table(root, referenced);
     if !table.is_empty() {
         lines.push(table);
     }
     lines.join("\n\n")
+}
+
+/// The data references (`c:f`, such as `'Data'!$B$1:$B$5`) of a chart's
+/// series whose values the part does not cache.
+pub fn uncached_references(root: &Element) -> Vec<String> {
+    let mut series = Vec::new();
+    root.descendants("ser", &mut series);
+    series
+        .iter()
+        .flat_map(|ser| ser.elements())
+        .filter(|data| matches!(data.name.as_str(), "tx" | "cat" | "val" | "xVal" | "yVal"))
+        .filter(|data| cached_points(data).is_empty())
+        .filter_map(data_reference)
+        .collect()
 }
 
 /// "Bar chart", "Line chart", ... from the first plot of the plot area.
@@ -712,8 +746,19 @@ pub fn drawing_text(element: &Element) -> String {
 }
 
 /// A chart's series as a Markdown table: one row per category, one column
-/// per series (from the values cached in the chart part).
-fn chart_table(root: &Element) -> String {
+/// per series (from the values cached in the chart part, else
+/// `referenced`). Empty when no series has a name, a category or a value.
+fn chart_table(root: &Element, referenced: &HashMap<String, Vec<String>>) -> String {
+    let points = |data: &Element| {
+        let cached = cached_points(data);
+        if !cached.is_empty() {
+            return cached;
+        }
+        data_reference(data)
+            .and_then(|reference| referenced.get(&reference))
+            .map(|values| values.iter().cloned().enumerate().collect())
+            .unwrap_or_default()
+    };
     let mut series = Vec::new();
     root.descendants("ser", &mut series);
     let mut header = vec![String::new()];
@@ -723,7 +768,7 @@ fn chart_table(root: &Element) -> String {
         header.push(
             ser.child("tx")
                 .map(|tx| {
-                    cached_points(tx)
+                    points(tx)
                         .into_iter()
                         .map(|(_, v)| v)
                         .collect::<Vec<_>>()
@@ -734,15 +779,15 @@ fn chart_table(root: &Element) -> String {
         if categories.is_empty()
             && let Some(cat) = ser.child("cat").or_else(|| ser.child("xVal"))
         {
-            let points = cached_points(cat);
-            let count = points
+            let category_points = points(cat);
+            let count = category_points
                 .iter()
                 .map(|(i, _)| i + 1)
                 .max()
                 .unwrap_or(0)
                 .min(MAX_CHART_ROWS);
             categories = vec![String::new(); count];
-            for (i, v) in points {
+            for (i, v) in category_points {
                 if let Some(slot) = categories.get_mut(i) {
                     *slot = v;
                 }
@@ -751,7 +796,7 @@ fn chart_table(root: &Element) -> String {
         let values = ser
             .child("val")
             .or_else(|| ser.child("yVal"))
-            .map(cached_points)
+            .map(points)
             .unwrap_or_default();
         columns.push(values.into_iter().collect());
     }
@@ -778,6 +823,9 @@ fn chart_table(root: &Element) -> String {
                 .map(|c| c.get(&i).cloned().unwrap_or_default()),
         );
         table.push(row);
+    }
+    if table.iter().flatten().all(String::is_empty) {
+        return String::new();
     }
     markdown_table(&table).trim_end().to_owned()
 }
@@ -806,6 +854,14 @@ fn cached_points(data: &Element) -> Vec<(usize, String)> {
             Some((idx, tidy_number(&one_line(&pt.child("v")?.text()))))
         })
         .collect()
+}
+
+/// The formula of a chart data reference (`c:numRef/c:f`), as written.
+fn data_reference(data: &Element) -> Option<String> {
+    let mut formulas = Vec::new();
+    data.descendants("f", &mut formulas);
+    let formula = formulas.first()?.text().trim().to_owned();
+    (!formula.is_empty()).then_some(formula)
 }
 
 /// A cached chart value without binary floating-point noise

@@ -3,8 +3,9 @@
 //!
 //! Only cells that hold something are kept, so an empty row or column never
 //! shows up as a wall of empty pipes. The leading rows of a block that hold
-//! a single text (a title above a table, often merged across it) are written
-//! as paragraphs, and a block of one cell is a paragraph.
+//! a single cell, alone or merged across the block (a title above a table),
+//! are written as paragraphs, and a block of one cell is a paragraph; a row
+//! of cells that merely hold the same value stays a row of the table.
 //! Comments come from the caller (calamine does not read them).
 
 use std::collections::BTreeMap;
@@ -18,6 +19,20 @@ pub struct SheetCell {
     pub row: u32,
     pub col: u32,
     pub text: String,
+    /// Whether the text is a merged range's, repeated into a cell the range
+    /// covers (not its first).
+    pub merged: bool,
+}
+
+impl SheetCell {
+    pub fn new(row: u32, col: u32, text: String) -> Self {
+        Self {
+            row,
+            col,
+            text,
+            merged: false,
+        }
+    }
 }
 
 /// A review comment on a cell.
@@ -165,7 +180,8 @@ fn region_markdown(cells: &[SheetCell]) -> Vec<String> {
     loop {
         let last = rows.len() == 1;
         let Some(row) = rows.peek() else { break };
-        let title = row.iter().all(|c| c.text == row[0].text)
+        let title = row.iter().filter(|c| !c.merged).count() <= 1
+            && row.iter().all(|c| c.text == row[0].text)
             && row[0].text.chars().any(char::is_alphabetic);
         if !(title && (wide || last)) {
             break;
@@ -194,11 +210,7 @@ mod tests {
 
     fn cells(grid: &[(u32, u32, &str)]) -> Vec<SheetCell> {
         grid.iter()
-            .map(|&(row, col, text)| SheetCell {
-                row,
-                col,
-                text: text.into(),
-            })
+            .map(|&(row, col, text)| SheetCell::new(row, col, text.into()))
             .collect()
     }
 
@@ -212,7 +224,7 @@ mod tests {
 
     #[test]
     fn blocks_apart_become_separate_tables_and_titles_paragraphs() {
-        let sheet = cells(&[
+        let mut sheet = cells(&[
             (0, 0, "Ducks per year"),
             (0, 1, "Ducks per year"),
             (1, 0, "Year"),
@@ -227,10 +239,25 @@ mod tests {
             (6, 2, "Total"),
             (6, 3, "255"),
         ]);
+        sheet[1].merged = true;
         assert_eq!(
             sheet_markdown(sheet, &[]),
             "Ducks per year\n\n| Year | Ducks |\n| --- | --- |\n| 2019 | 120 |\n|  | 135 |\n\n\
              | Pond |\n| --- |\n| North |\n\n| Total | 255 |\n| --- | --- |"
+        );
+    }
+
+    #[test]
+    fn a_row_of_equal_values_stays_a_row_only_one_cell_is_a_title() {
+        let sheet = cells(&[(0, 0, "same"), (0, 1, "same"), (0, 2, "same")]);
+        assert_eq!(
+            sheet_markdown(sheet, &[]),
+            "| same | same | same |\n| --- | --- | --- |"
+        );
+        let sheet = cells(&[(0, 1, "Stock list"), (1, 0, "Item"), (1, 1, "Qty")]);
+        assert_eq!(
+            sheet_markdown(sheet, &[]),
+            "Stock list\n\n| Item | Qty |\n| --- | --- |"
         );
     }
 

@@ -2,33 +2,41 @@
 //!
 //! Each sheet becomes a `## name` heading followed by its blocks of data as
 //! Markdown tables (see `sheet_layout`). Cells show what the spreadsheet
-//! shows: a formula's cached value, dates as ISO dates, numbers without
-//! binary noise. Merged cells repeat their value into the cells they cover.
-//! xlsx cell comments and chart sheets are read from the package itself.
+//! shows: a formula's cached value, dates as ISO dates, numbers through
+//! their number format (`25%`, `$1,234.50`; see `number_format`) or, in an
+//! ods file, as the text the file stores beside the value; other numbers
+//! without binary noise. Merged cells repeat their value into the cells they
+//! cover. What calamine does not read comes from the file itself: xlsx number
+//! formats, cell comments and chart sheets (`xlsx_parts`), xls number formats
+//! (`xls_formats`), the text ods cells show and ods comments (`ods_parts`).
 //!
-//! Memory: an xlsx sheet is streamed cell by cell and only cells holding
+//! Memory: an xlsx sheet is streamed cell by cell (its cells' number formats
+//! from a second stream of the same part, in step) and only cells holding
 //! something are kept, so a sheet's declared size costs nothing; xls and ods
 //! sheets are read whole by calamine (an xls sheet holds at most 65,536 rows).
 //! At most `Limits::max_sheet_cells` cells are read per workbook; past that
 //! the rest is left out and the document says so in a warning.
 
 use std::collections::HashMap;
-use std::io::Cursor;
+use std::io::{Cursor, Read, Seek};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use calamine::{Data, Dimensions, Ods, Reader, SheetType, Xls, Xlsx};
 use kts_record::ErrorCode;
 use serde_json::{Map, Value};
 
-use super::ooxml::{self, Package};
+use super::number_format::NumberFormat;
+use super::ooxml::{self, Element, Package};
 use super::sheet_layout::{CellComment, SheetCell, sheet_markdown};
-use super::xls_guard;
-use super::xlsx_parts::SheetParts;
-use super::{ConvertError, Converted, Limits};
+use super::xlsx_parts::{SheetParts, parse_range};
+use super::{ConvertError, Converted, Limits, odf, ods_parts, xls_formats, xls_guard};
 
 /// Merged ranges larger than this keep their value in the first cell only
 /// (repeating it would cost memory for nothing a reader needs).
 const MAX_MERGE_FILL: u64 = 10_000;
+
+/// The most cells a chart's data reference is read for.
+const MAX_CHART_CELLS: u64 = 10_000;
 
 /// The sheets read so far and what is said about them.
 #[derive(Default)]
@@ -131,7 +139,8 @@ fn read_xlsx(bytes: &[u8], limits: &Limits) -> Result<Converted, ConvertError> {
     let mut workbook = Workbook::new(limits);
     for sheet in reader.sheets_metadata().to_vec() {
         if sheet.typ == SheetType::ChartSheet {
-            workbook.add_sheet(&sheet.name, parts.chart_sheet(&mut package, &sheet.name));
+            let charts = parts.charts(&mut package, &sheet.name);
+            workbook.add_sheet(&sheet.name, chart_sheet(&mut reader, &charts));
             continue;
         }
         let merges = reader
@@ -144,8 +153,13 @@ fn read_xlsx(bytes: &[u8], limits: &Limits) -> Result<Converted, ConvertError> {
                 Err(calamine::XlsxError::NotAWorksheet(_)) => continue,
                 Err(e) => return Err(calamine_error(&e)),
             };
+            let mut formats = parts.cell_formats(&mut package, &sheet.name);
             while let Some(cell) = cell_reader.next_cell().map_err(|e| calamine_error(&e))? {
-                let text = cell_text(&Data::from(cell.get_value().clone()));
+                let value = Data::from(cell.get_value().clone());
+                let text = formats
+                    .next_cell()
+                    .and_then(|format| formatted(format, &value))
+                    .unwrap_or_else(|| cell_text(&value));
                 if text.is_empty() {
                     continue;
                 }
@@ -153,7 +167,7 @@ fn read_xlsx(bytes: &[u8], limits: &Limits) -> Result<Converted, ConvertError> {
                     break;
                 }
                 let (row, col) = cell.get_position();
-                cells.push(SheetCell { row, col, text });
+                cells.push(SheetCell::new(row, col, text));
             }
         }
         let comments = parts.comments(&mut package, &sheet.name);
@@ -166,17 +180,18 @@ fn read_xls(bytes: &[u8], limits: &Limits) -> Result<Converted, ConvertError> {
     if let Some(error) = ooxml::encryption_error(bytes) {
         return Err(error);
     }
-    xls_guard::vet(bytes)?;
+    let formats = xls_formats::CellFormats::read(&xls_guard::vet(bytes)?);
     let mut reader: Xls<_> = Xls::new(Cursor::new(bytes)).map_err(|e| calamine_error(&e))?;
     let mut workbook = Workbook::new(limits);
-    for sheet in reader.sheets_metadata().to_vec() {
+    for (index, sheet) in reader.sheets_metadata().to_vec().into_iter().enumerate() {
         let merges = reader
             .merge_cells_by_sheet_name(&sheet.name)
             .unwrap_or_default();
         let range = reader
             .worksheet_range(&sheet.name)
             .map_err(|e| calamine_error(&e))?;
-        let cells = range_cells(&range, &sheet.name, &mut workbook);
+        let shown = |at, value: &Data| formatted(formats.get(index, at)?, value);
+        let cells = range_cells(&range, &sheet.name, &mut workbook, shown);
         workbook.add_sheet(&sheet.name, sheet_body(cells, &merges, &[]));
     }
     Ok(workbook.finish(None, Map::new()))
@@ -184,40 +199,112 @@ fn read_xls(bytes: &[u8], limits: &Limits) -> Result<Converted, ConvertError> {
 
 fn read_ods(bytes: &[u8], limits: &Limits) -> Result<Converted, ConvertError> {
     // The guarded opening refuses zip bombs before calamine inflates anything.
-    Package::open(bytes, limits)?;
+    let mut package = Package::open(bytes, limits)?;
+    let (title, properties) = match package.xml_part("meta.xml") {
+        Ok(Some(meta)) => odf::meta_properties(&meta),
+        _ => (None, Map::new()),
+    };
+    let extras = ods_parts::read(&mut package, limits.max_sheet_cells);
     let mut reader: Ods<_> = Ods::new(Cursor::new(bytes)).map_err(|e| calamine_error(&e))?;
     let mut workbook = Workbook::new(limits);
     for sheet in reader.sheets_metadata().to_vec() {
         let range = reader
             .worksheet_range(&sheet.name)
             .map_err(|e| calamine_error(&e))?;
-        let cells = range_cells(&range, &sheet.name, &mut workbook);
-        workbook.add_sheet(&sheet.name, sheet_body(cells, &[], &[]));
+        let extras = extras.get(&sheet.name);
+        let shown = |at, value: &Data| match value {
+            Data::Float(_) => extras?.shown.get(&at).cloned(),
+            _ => None,
+        };
+        let cells = range_cells(&range, &sheet.name, &mut workbook, shown);
+        let comments = extras.map(|e| e.comments.as_slice()).unwrap_or_default();
+        workbook.add_sheet(&sheet.name, sheet_body(cells, &[], comments));
     }
-    Ok(workbook.finish(None, Map::new()))
+    Ok(workbook.finish(title, properties))
 }
 
-/// The cells of a range that hold something, at their sheet positions.
+/// A chart sheet's charts; the data a chart caches no values for is read
+/// from the cells its references name.
+fn chart_sheet<RS: Read + Seek>(reader: &mut Xlsx<RS>, charts: &[Element]) -> String {
+    let references: Vec<String> = charts.iter().flat_map(ooxml::uncached_references).collect();
+    let values = referenced_values(reader, &references);
+    let charts: Vec<String> = charts
+        .iter()
+        .map(|chart| ooxml::chart_with_values(chart, &values))
+        .filter(|chart| !chart.is_empty())
+        .collect();
+    charts.join("\n\n")
+}
+
+/// The values of the cells each chart data reference names, row by row,
+/// by reference; references to more than `MAX_CHART_CELLS` cells are left out.
+fn referenced_values<RS: Read + Seek>(
+    reader: &mut Xlsx<RS>,
+    references: &[String],
+) -> HashMap<String, Vec<String>> {
+    let ranges: Vec<(&String, String, Dimensions)> = references
+        .iter()
+        .filter_map(|reference| {
+            let (sheet, cells) = parse_range(reference)?;
+            (cells.len() <= MAX_CHART_CELLS).then_some((reference, sheet, cells))
+        })
+        .collect();
+    let mut sheets: Vec<&str> = ranges.iter().map(|(_, sheet, _)| sheet.as_str()).collect();
+    sheets.sort_unstable();
+    sheets.dedup();
+    let mut found: HashMap<(&str, u32, u32), String> = HashMap::new();
+    for sheet in sheets {
+        let Ok(mut cells) = reader.worksheet_cells_reader(sheet) else {
+            continue;
+        };
+        while let Ok(Some(cell)) = cells.next_cell() {
+            let (row, col) = cell.get_position();
+            if ranges
+                .iter()
+                .any(|(_, name, range)| name == sheet && range.contains(row, col))
+            {
+                let text = cell_text(&Data::from(cell.get_value().clone()));
+                found.insert((sheet, row, col), text);
+            }
+        }
+    }
+    ranges
+        .iter()
+        .map(|(reference, sheet, range)| {
+            let values = (range.start.0..=range.end.0)
+                .flat_map(|row| (range.start.1..=range.end.1).map(move |col| (row, col)))
+                .map(|(row, col)| {
+                    found
+                        .get(&(sheet.as_str(), row, col))
+                        .cloned()
+                        .unwrap_or_default()
+                })
+                .collect();
+            ((*reference).clone(), values)
+        })
+        .collect()
+}
+
+/// The cells of a range that hold something, at their sheet positions;
+/// `shown` gives the text a cell shows when it is not its value's.
 fn range_cells(
     range: &calamine::Range<Data>,
     sheet: &str,
     workbook: &mut Workbook,
+    shown: impl Fn((u32, u32), &Data) -> Option<String>,
 ) -> Vec<SheetCell> {
     let (top, left) = range.start().unwrap_or((0, 0));
     let mut cells = Vec::new();
     for (row, col, value) in range.used_cells() {
-        let text = cell_text(value);
+        let (row, col) = (top + row as u32, left + col as u32);
+        let text = shown((row, col), value).unwrap_or_else(|| cell_text(value));
         if text.is_empty() {
             continue;
         }
         if !workbook.take_cell(sheet) {
             break;
         }
-        cells.push(SheetCell {
-            row: top + row as u32,
-            col: left + col as u32,
-            text,
-        });
+        cells.push(SheetCell::new(row, col, text));
     }
     cells
 }
@@ -244,6 +331,7 @@ fn sheet_body(
                             row,
                             col,
                             text: text.clone(),
+                            merged: true,
                         });
                     }
                 }
@@ -263,6 +351,16 @@ fn cell_text(value: &Data) -> String {
         Data::Bool(b) => if *b { "TRUE" } else { "FALSE" }.to_owned(),
         Data::Error(e) => e.to_string(),
         Data::DateTime(date) => date_text(date),
+    }
+}
+
+/// A number as its number format shows it; `None` for other values, and for
+/// numbers the format does not render.
+fn formatted(format: &NumberFormat, value: &Data) -> Option<String> {
+    match value {
+        Data::Float(f) => format.render(*f),
+        Data::Int(i) => format.render(*i as f64),
+        _ => None,
     }
 }
 
@@ -325,6 +423,334 @@ fn calamine_error(error: &dyn std::fmt::Display) -> ConvertError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::formats::ooxml::tests::build_zip;
+
+    const MAIN: &str = "http://schemas.openxmlformats.org/spreadsheetml/2006/main";
+    const RELS: &str = "http://schemas.openxmlformats.org/officeDocument/2006/relationships";
+
+    /// An xlsx package: worksheets given as (name, `sheetData` rows), the
+    /// `styleSheet` content, and chart sheets as (name, chart part).
+    fn xlsx_package(sheets: &[(&str, &str)], styles: &str, charts: &[(&str, &str)]) -> Vec<u8> {
+        let mut names = String::new();
+        let mut rels = String::new();
+        let mut parts: Vec<(String, String)> = Vec::new();
+        for (i, (name, rows)) in sheets.iter().enumerate() {
+            let n = i + 1;
+            names.push_str(&format!(
+                r#"<sheet name="{name}" sheetId="{n}" r:id="rId{n}"/>"#
+            ));
+            rels.push_str(&format!(
+                r#"<Relationship Id="rId{n}" Type="{RELS}/worksheet" Target="worksheets/sheet{n}.xml"/>"#
+            ));
+            parts.push((
+                format!("xl/worksheets/sheet{n}.xml"),
+                format!(r#"<worksheet xmlns="{MAIN}"><sheetData>{rows}</sheetData></worksheet>"#),
+            ));
+        }
+        let package_rels = "http://schemas.openxmlformats.org/package/2006/relationships";
+        for (i, (name, chart)) in charts.iter().enumerate() {
+            let (n, id) = (i + 1, sheets.len() + i + 1);
+            names.push_str(&format!(
+                r#"<sheet name="{name}" sheetId="{id}" r:id="rId{id}"/>"#
+            ));
+            rels.push_str(&format!(
+                r#"<Relationship Id="rId{id}" Type="{RELS}/chartsheet" Target="chartsheets/sheet{n}.xml"/>"#
+            ));
+            let link = |kind: &str, target: String| {
+                format!(
+                    r#"<Relationships xmlns="{package_rels}"><Relationship Id="rId1" Type="{RELS}/{kind}" Target="{target}"/></Relationships>"#
+                )
+            };
+            parts.extend([
+                (
+                    format!("xl/chartsheets/sheet{n}.xml"),
+                    format!(r#"<chartsheet xmlns="{MAIN}" xmlns:r="{RELS}"><drawing r:id="rId1"/></chartsheet>"#),
+                ),
+                (
+                    format!("xl/chartsheets/_rels/sheet{n}.xml.rels"),
+                    link("drawing", format!("../drawings/drawing{n}.xml")),
+                ),
+                (format!("xl/drawings/drawing{n}.xml"), "<wsDr/>".into()),
+                (
+                    format!("xl/drawings/_rels/drawing{n}.xml.rels"),
+                    link("chart", format!("../charts/chart{n}.xml")),
+                ),
+                (format!("xl/charts/chart{n}.xml"), chart.to_string()),
+            ]);
+        }
+        parts.push((
+            "_rels/.rels".into(),
+            format!(
+                r#"<Relationships xmlns="{package_rels}"><Relationship Id="rId1" Type="{RELS}/officeDocument" Target="xl/workbook.xml"/></Relationships>"#
+            ),
+        ));
+        parts.push((
+            "xl/workbook.xml".into(),
+            format!(
+                r#"<workbook xmlns="{MAIN}" xmlns:r="{RELS}"><sheets>{names}</sheets></workbook>"#
+            ),
+        ));
+        parts.push((
+            "xl/_rels/workbook.xml.rels".into(),
+            format!(
+                r#"<Relationships xmlns="{package_rels}">{rels}<Relationship Id="rIdS" Type="{RELS}/styles" Target="styles.xml"/></Relationships>"#
+            ),
+        ));
+        parts.push((
+            "xl/styles.xml".into(),
+            format!(r#"<styleSheet xmlns="{MAIN}">{styles}</styleSheet>"#),
+        ));
+        let parts: Vec<(&str, &[u8])> = parts
+            .iter()
+            .map(|(n, x)| (n.as_str(), x.as_bytes()))
+            .collect();
+        build_zip(&parts)
+    }
+
+    fn xlsx_markdown(bytes: &[u8]) -> String {
+        xlsx(bytes, &Limits::default()).unwrap().markdown
+    }
+
+    #[test]
+    fn a_chart_without_cached_values_reads_the_cells_it_names() {
+        let rows = r#"<row r="1"><c r="A1" t="inlineStr"><is><t>Units</t></is></c></row><row r="2"><c r="A2" t="inlineStr"><is><t>m1</t></is></c><c r="B2"><v>10</v></c></row><row r="3"><c r="A3" t="inlineStr"><is><t>m2</t></is></c><c r="B3"><v>20</v></c></row>"#;
+        let chart = |series: &str| {
+            format!(
+                r#"<chartSpace xmlns:a="a"><chart><title><tx><rich><a:p><a:r><a:t>Units chart</a:t></a:r></a:p></rich></tx></title><plotArea><barChart>{series}</barChart></plotArea></chart></chartSpace>"#
+            )
+        };
+        let referenced = chart(
+            "<ser><tx><strRef><f>'Data'!$A$1</f></strRef></tx><cat><numRef><f>'Data'!$A$2:$A$3</f></numRef></cat><val><numRef><f>Data!$B$2:$B$3</f></numRef></val></ser>",
+        );
+        let unresolved = chart("<ser><val><numRef><f>Gone!$B$2:$B$3</f></numRef></val></ser>");
+        let bytes = xlsx_package(
+            &[("Data", rows)],
+            "",
+            &[("Chart", &referenced), ("Lost", &unresolved)],
+        );
+        let markdown = xlsx_markdown(&bytes);
+        assert!(
+            markdown.ends_with(
+                "## Chart\n\nBar chart: Units chart\n\n\
+                 |  | Units |\n| --- | --- |\n| m1 | 10 |\n| m2 | 20 |\n\n\
+                 ## Lost\n\nBar chart: Units chart\n"
+            ),
+            "{markdown}"
+        );
+    }
+
+    #[test]
+    fn xlsx_numbers_show_through_their_number_formats() {
+        let styles = r#"<numFmts count="2"><numFmt numFmtId="164" formatCode="&quot;$&quot;#,##0.00"/><numFmt numFmtId="165" formatCode="[$€-407] #,##0.00"/></numFmts>
+            <cellXfs count="7"><xf numFmtId="0"/><xf numFmtId="9"/><xf numFmtId="10"/><xf numFmtId="164"/><xf numFmtId="165"/><xf numFmtId="14"/><xf numFmtId="11"/></cellXfs>"#;
+        let head: String = ["Pct", "Rate", "Price", "Euro", "Day", "Big", "Pi"]
+            .iter()
+            .enumerate()
+            .map(|(i, h)| {
+                let at = kts_record::cell_reference(0, i as u32);
+                format!(r#"<c r="{at}" t="inlineStr"><is><t>{h}</t></is></c>"#)
+            })
+            .collect();
+        // Cells without a reference, and an empty styled one, still line up.
+        let rows = format!(
+            r#"<row r="1">{head}</row><row r="2"><c s="1"><v>0.25</v></c><c s="2"><v>0.0725</v></c><c r="C2" s="3"><v>1234.5</v></c><c r="J2" s="2"/><c r="D2" s="4"><v>99.9</v></c><c s="5"><v>45352</v></c><c s="6"><v>12345.678</v></c><c><v>3.14159</v></c></row>"#
+        );
+        assert_eq!(
+            xlsx_markdown(&xlsx_package(&[("Rates", &rows)], styles, &[])),
+            "## Rates\n\n| Pct | Rate | Price | Euro | Day | Big | Pi |\n\
+             | --- | --- | --- | --- | --- | --- | --- |\n\
+             | 25% | 7.25% | $1,234.50 | € 99.90 | 2024-03-01 | 12345.678 | 3.14159 |\n"
+        );
+    }
+
+    const ODS_NAMESPACES: &str = r#"xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0" xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" xmlns:dc="http://purl.org/dc/elements/1.1/""#;
+
+    /// An ods package of tables (`table:table` elements) and, when given,
+    /// the content of `meta.xml`'s `office:meta`.
+    fn ods_package(tables: &str, meta: Option<&str>) -> Vec<u8> {
+        let content = format!(
+            r#"<?xml version="1.0" encoding="UTF-8"?><office:document-content {ODS_NAMESPACES}><office:body><office:spreadsheet>{tables}</office:spreadsheet></office:body></office:document-content>"#
+        );
+        let meta = meta.map(|meta| {
+            format!(
+                r#"<office:document-meta {ODS_NAMESPACES}><office:meta>{meta}</office:meta></office:document-meta>"#
+            )
+        });
+        let mut parts: Vec<(&str, &[u8])> = vec![
+            (
+                "mimetype",
+                b"application/vnd.oasis.opendocument.spreadsheet",
+            ),
+            ("META-INF/manifest.xml", b"<manifest:manifest/>"),
+            ("content.xml", content.as_bytes()),
+        ];
+        if let Some(meta) = &meta {
+            parts.push(("meta.xml", meta.as_bytes()));
+        }
+        build_zip(&parts)
+    }
+
+    fn ods_markdown(bytes: &[u8]) -> String {
+        ods(bytes, &Limits::default()).unwrap().markdown
+    }
+
+    /// An ods cell: a string, or a value of `kind` showing `shown`.
+    fn ods_cell(kind: &str, value: &str, shown: &str) -> String {
+        let value = match kind {
+            "string" => String::new(),
+            "date" => format!(r#" office:date-value="{value}""#),
+            _ => format!(r#" office:value="{value}""#),
+        };
+        format!(
+            r#"<table:table-cell office:value-type="{kind}"{value}><text:p>{shown}</text:p></table:table-cell>"#
+        )
+    }
+
+    #[test]
+    fn ods_numbers_show_the_text_the_file_shows() {
+        let text = |s| ods_cell("string", "", s);
+        let table = format!(
+            r#"<table:table table:name="Rates">
+            <table:table-row table:number-rows-repeated="2"><table:table-cell table:number-columns-repeated="3"/></table:table-row>
+            <table:table-row>{}{}{}</table:table-row>
+            <table:table-row>{}{}</table:table-row>
+            <table:table-row>{}{}</table:table-row>
+            <table:table-row table:number-rows-repeated="2">{}<table:table-cell office:value-type="float" office:value="3.14159" table:number-columns-repeated="2"><text:p>3.14</text:p></table:table-cell></table:table-row>
+            <table:table-row>{}{}<table:table-cell office:value-type="float" office:value="7"/></table:table-row>
+            </table:table>"#,
+            text("Metric"),
+            text("Value"),
+            text("Also"),
+            text("rate"),
+            ods_cell("percentage", "0.25", "25%"),
+            text("price"),
+            ods_cell("currency", "1234.5", "1.234,50 €"),
+            text("pi"),
+            text("day"),
+            ods_cell("date", "2024-02-29", "29.02.2024"),
+        );
+        assert_eq!(
+            ods_markdown(&ods_package(&table, None)),
+            "## Rates\n\n| Metric | Value | Also |\n| --- | --- | --- |\n\
+             | rate | 25% |  |\n| price | 1.234,50 € |  |\n\
+             | pi | 3.14 | 3.14 |\n| pi | 3.14 | 3.14 |\n| day | 2024-02-29 | 7 |\n"
+        );
+    }
+
+    fn biff_record(kind: u16, body: &[u8]) -> Vec<u8> {
+        let mut record = kind.to_le_bytes().to_vec();
+        record.extend((body.len() as u16).to_le_bytes());
+        record.extend(body);
+        record
+    }
+
+    /// A BIFF8 workbook of one sheet: the workbook's number formats (id,
+    /// code) and cell styles (a format id each), then the sheet's records.
+    fn xls_workbook(formats: &[(u16, &str)], styles: &[u16], sheet: &[Vec<u8>]) -> Vec<u8> {
+        let bof = |kind: u16| {
+            let mut body = vec![0x00, 0x06];
+            body.extend(kind.to_le_bytes());
+            body.resize(16, 0);
+            biff_record(0x0809, &body)
+        };
+        let mut globals = bof(0x0005);
+        for (id, code) in formats {
+            let mut body = id.to_le_bytes().to_vec();
+            body.extend((code.len() as u16).to_le_bytes());
+            body.push(0);
+            body.extend(code.as_bytes());
+            globals.extend(biff_record(0x041E, &body));
+        }
+        for format in styles {
+            let mut body = vec![0, 0];
+            body.extend(format.to_le_bytes());
+            body.resize(20, 0);
+            globals.extend(biff_record(0x00E0, &body));
+        }
+        let sheet_offset = globals.len() + 4 + 10 + 4;
+        let mut bound_sheet = (sheet_offset as u32).to_le_bytes().to_vec();
+        bound_sheet.extend([0, 0, 2, 0]);
+        bound_sheet.extend(b"S1");
+        globals.extend(biff_record(0x0085, &bound_sheet));
+        globals.extend(biff_record(0x000A, &[]));
+        assert_eq!(globals.len(), sheet_offset);
+        let mut stream = globals;
+        stream.extend(bof(0x0010));
+        stream.extend(sheet.concat());
+        stream.extend(biff_record(0x000A, &[]));
+        let mut file = cfb::CompoundFile::create(Cursor::new(Vec::new())).unwrap();
+        std::io::Write::write_all(&mut file.create_stream("/Workbook").unwrap(), &stream).unwrap();
+        file.into_inner().into_inner()
+    }
+
+    #[test]
+    fn xls_numbers_show_through_their_number_formats() {
+        let at = |row: u16, col: u16, style: u16| {
+            [row, col, style]
+                .iter()
+                .flat_map(|v| v.to_le_bytes())
+                .collect::<Vec<u8>>()
+        };
+        let label = |row, col, text: &str| {
+            let mut body = at(row, col, 0);
+            body.extend((text.len() as u16).to_le_bytes());
+            body.push(0);
+            body.extend(text.as_bytes());
+            biff_record(0x0204, &body)
+        };
+        // An RK value holding an integer: the integer shifted left by two, flag 2.
+        let rk_int = |value: u32| ((value << 2) | 2).to_le_bytes();
+        let mut number = at(1, 0, 1);
+        number.extend(0.125f64.to_le_bytes());
+        let mut rk = at(1, 1, 3);
+        rk.extend(rk_int(1234));
+        let mut mul_rk = [2u16, 0]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect::<Vec<u8>>();
+        for (style, value) in [(2u16, 1), (0, 7)] {
+            mul_rk.extend(style.to_le_bytes());
+            mul_rk.extend(rk_int(value));
+        }
+        mul_rk.extend(1u16.to_le_bytes());
+        let sheet = [
+            label(0, 0, "Share"),
+            label(0, 1, "Count"),
+            biff_record(0x0203, &number),
+            biff_record(0x027E, &rk),
+            biff_record(0x00BD, &mul_rk),
+        ];
+        let bytes = xls_workbook(&[(164, "0.0%")], &[0, 164, 10, 3], &sheet);
+        assert_eq!(
+            xls(&bytes, &Limits::default()).unwrap().markdown,
+            "## S1\n\n| Share | Count |\n| --- | --- |\n| 12.5% | 1,234 |\n| 100.00% | 7 |\n"
+        );
+    }
+
+    #[test]
+    fn ods_comments_follow_their_table() {
+        let comment = r#"<office:annotation><dc:creator>Bob</dc:creator><dc:date>2024-01-02T10:00:00</dc:date><text:p>Reorder</text:p><text:p>soon</text:p></office:annotation>"#;
+        let table = format!(
+            r#"<table:table table:name="Inventory"><table:table-row><table:table-cell office:value-type="string"><text:p>Item</text:p></table:table-cell><table:table-cell office:value-type="string"><text:p>Qty</text:p></table:table-cell></table:table-row>
+            <table:table-row table:number-rows-repeated="2"><table:table-cell table:number-columns-repeated="2"/></table:table-row>
+            <table:table-row><table:table-cell office:value-type="string">{comment}<text:p>Washer</text:p></table:table-cell><table:table-cell office:value-type="float" office:value="0"><text:p>0</text:p></table:table-cell></table:table-row></table:table>"#
+        );
+        assert_eq!(
+            ods_markdown(&ods_package(&table, None)),
+            "## Inventory\n\n| Item | Qty |\n| --- | --- |\n\n| Washer | 0 |\n| --- | --- |\n\n\
+             > Comment (Bob) on A4: Reorder soon\n"
+        );
+    }
+
+    #[test]
+    fn an_ods_title_and_author_come_from_its_meta() {
+        let table = r#"<table:table table:name="Sheet1"><table:table-row><table:table-cell office:value-type="string"><text:p>x</text:p></table:table-cell></table:table-row></table:table>"#;
+        let meta = "<dc:title>Stock 2024</dc:title><dc:creator>Bob</dc:creator>";
+        let bytes = ods_package(table, Some(meta));
+        let converted = ods(&bytes, &Limits::default()).unwrap();
+        assert_eq!(converted.title.as_deref(), Some("Stock 2024"));
+        assert_eq!(converted.properties["author"], "Bob");
+    }
 
     #[test]
     fn numbers_show_as_a_spreadsheet_shows_them() {
@@ -349,21 +775,9 @@ mod tests {
     #[test]
     fn merged_cells_repeat_their_value() {
         let cells = vec![
-            SheetCell {
-                row: 0,
-                col: 0,
-                text: "North".into(),
-            },
-            SheetCell {
-                row: 0,
-                col: 1,
-                text: "10".into(),
-            },
-            SheetCell {
-                row: 1,
-                col: 1,
-                text: "12".into(),
-            },
+            SheetCell::new(0, 0, "North".into()),
+            SheetCell::new(0, 1, "10".into()),
+            SheetCell::new(1, 1, "12".into()),
         ];
         let merge = Dimensions::new((0, 0), (1, 0));
         assert_eq!(

@@ -33,22 +33,26 @@ const DETECT_BYTES: usize = 1 << 20;
 #[derive(Debug)]
 pub struct Decoded {
     pub text: String,
-    /// The encoding the text was read in, when it was not UTF-8 (with or
-    /// without a BOM) or UTF-16 with a BOM.
-    pub guessed: Option<&'static Encoding>,
+    /// The encoding the text was read in, when it was not UTF-8.
+    pub encoding: Option<&'static Encoding>,
+    /// Whether that encoding is a guess (no byte order mark named it).
+    pub guessed: bool,
     /// Whether bytes that are not UTF-8 were replaced by U+FFFD.
     pub replaced: bool,
 }
 
 impl Decoded {
-    /// Records what was guessed in the document's properties (`encoding`), and
-    /// a warning that says so.
+    /// Records the encoding the text was read in, when it was not UTF-8, in
+    /// the document's properties (`encoding`), with a warning when it was
+    /// guessed or bytes were replaced.
     pub fn note(&self, properties: &mut Map<String, Value>) {
+        if let Some(encoding) = self.encoding {
+            properties.insert("encoding".into(), encoding.name().into());
+        }
         let warning = if self.replaced {
             "the file is not valid UTF-8: the bytes that are not were replaced by U+FFFD"
                 .to_string()
-        } else if let Some(encoding) = self.guessed {
-            properties.insert("encoding".into(), encoding.name().into());
+        } else if let Some(encoding) = self.encoding.filter(|_| self.guessed) {
             format!(
                 "the file is not UTF-8: read as {} (the most likely encoding)",
                 encoding.name()
@@ -92,21 +96,24 @@ pub fn detect(bytes: &[u8]) -> Decoded {
                 .decode_without_bom_handling(&bytes[bom_length..])
                 .0
                 .into_owned(),
-            guessed: None,
+            encoding: (encoding != encoding_rs::UTF_8).then_some(encoding),
+            guessed: false,
             replaced: false,
         };
     }
     if let Ok(text) = std::str::from_utf8(bytes) {
         return Decoded {
             text: text.to_owned(),
-            guessed: None,
+            encoding: None,
+            guessed: false,
             replaced: false,
         };
     }
     if mostly_utf8(bytes) {
         return Decoded {
             text: String::from_utf8_lossy(bytes).into_owned(),
-            guessed: None,
+            encoding: None,
+            guessed: false,
             replaced: true,
         };
     }
@@ -116,7 +123,8 @@ pub fn detect(bytes: &[u8]) -> Decoded {
     let encoding = detector.guess(None, false);
     Decoded {
         text: encoding.decode_without_bom_handling(bytes).0.into_owned(),
-        guessed: Some(encoding),
+        encoding: Some(encoding),
+        guessed: true,
         replaced: false,
     }
 }
@@ -181,6 +189,8 @@ mod tests {
         let mut properties = Map::new();
         let utf8 = decode("caf\u{e9} na\u{ef}ve".as_bytes()).unwrap();
         utf8.note(&mut properties);
+        let utf8_bom = decode("\u{feff}caf\u{e9}".as_bytes()).unwrap();
+        utf8_bom.note(&mut properties);
         assert!(properties.is_empty(), "{properties:?}");
 
         // UTF-8 with a few damaged bytes: those become U+FFFD, the rest stays.

@@ -22,7 +22,8 @@ const MAX_SHEET_CELLS: u64 = 65_536 * 256;
 /// The DIMENSIONS record of a sheet: its used range.
 const DIMENSIONS: u16 = 0x0200;
 
-pub fn vet(bytes: &[u8]) -> Result<(), ConvertError> {
+/// Vets a workbook; its Workbook stream, for what calamine does not read.
+pub fn vet(bytes: &[u8]) -> Result<Vec<u8>, ConvertError> {
     let damaged = |what: String| ConvertError::corrupt(format!("damaged workbook: {what}"));
     let mut file = CompoundFile::open(Cursor::new(bytes)).map_err(|e| damaged(format!("{e}")))?;
     let Some(name) = ["/Workbook", "/Book"]
@@ -45,11 +46,11 @@ pub fn vet(bytes: &[u8]) -> Result<(), ConvertError> {
             }
         }
     }
-    Ok(())
+    Ok(stream)
 }
 
 /// The BIFF records of a stream: a 2-byte type, a 2-byte length, the body.
-fn records(stream: &[u8]) -> impl Iterator<Item = (u16, &[u8])> {
+pub fn records(stream: &[u8]) -> impl Iterator<Item = (u16, &[u8])> {
     let mut rest = stream;
     std::iter::from_fn(move || {
         let kind = u16::from_le_bytes(rest.get(0..2)?.try_into().ok()?);

@@ -1,14 +1,24 @@
-//! What calamine does not read from an xlsx package: cell comments and the
-//! charts of chart sheets, found through the package's relationships.
+//! What calamine does not read from an xlsx package: the number formats of
+//! cells, cell comments and the charts of chart sheets, found through the
+//! package's relationships.
 
 use std::collections::HashMap;
+use std::io::BufRead;
 
+use calamine::Dimensions;
+use quick_xml::Reader;
+use quick_xml::events::Event;
+
+use super::number_format::{NumberFormat, builtin_code};
 use super::ooxml::{self, Element, Package};
 use super::sheet_layout::CellComment;
 
-/// The parts of an xlsx package's sheets, by sheet name.
+/// The parts of an xlsx package's sheets, by sheet name, and its cell styles.
 pub struct SheetParts {
     parts: HashMap<String, String>,
+    /// The number format of each cell style, by style index (`None` for
+    /// General and the formats shown as plain values).
+    number_formats: Vec<Option<NumberFormat>>,
 }
 
 impl SheetParts {
@@ -18,8 +28,18 @@ impl SheetParts {
             .main_part("officeDocument")
             .unwrap_or_else(|| "xl/workbook.xml".to_owned());
         let relationships = package.relationships(&workbook);
+        let number_formats = relationships
+            .iter()
+            .find(|r| r.is("styles") && !r.external)
+            .and_then(|styles| package.part(&styles.target))
+            .and_then(|xml| Element::parse(&xml))
+            .map(|styles| number_formats(&styles))
+            .unwrap_or_default();
         let Some(root) = package.part(&workbook).and_then(|x| Element::parse(&x)) else {
-            return Self { parts };
+            return Self {
+                parts,
+                number_formats,
+            };
         };
         let mut sheets = Vec::new();
         root.descendants("sheet", &mut sheets);
@@ -31,7 +51,36 @@ impl SheetParts {
                 parts.insert(name.to_owned(), rel.target.clone());
             }
         }
-        Self { parts }
+        Self {
+            parts,
+            number_formats,
+        }
+    }
+
+    /// The number formats of a sheet's cells, read alongside calamine's
+    /// reading of the same sheet. The sheet is read a second time only when
+    /// the workbook has a format worth rendering.
+    pub fn cell_formats<'s>(
+        &'s self,
+        package: &'s mut Package,
+        sheet: &str,
+    ) -> CellFormats<'s, impl BufRead + 's> {
+        let wanted = self.number_formats.iter().any(Option::is_some);
+        let xml = self
+            .parts
+            .get(sheet)
+            .filter(|_| wanted)
+            .and_then(|part| package.part_reader(part))
+            .map(|part| {
+                let mut xml = Reader::from_reader(part);
+                xml.config_mut().expand_empty_elements = true;
+                xml
+            });
+        CellFormats {
+            formats: &self.number_formats,
+            xml,
+            buf: Vec::new(),
+        }
     }
 
     /// The comments on a sheet's cells, in the order the package lists them.
@@ -78,10 +127,10 @@ impl SheetParts {
             .collect()
     }
 
-    /// A chart sheet's charts (title, kind and data), through its drawing.
-    pub fn chart_sheet(&self, package: &mut Package, sheet: &str) -> String {
+    /// A chart sheet's chart parts, through its drawing.
+    pub fn charts(&self, package: &mut Package, sheet: &str) -> Vec<Element> {
         let Some(part) = self.parts.get(sheet) else {
-            return String::new();
+            return Vec::new();
         };
         let mut charts = Vec::new();
         for drawing in package.relationships(part) {
@@ -93,13 +142,85 @@ impl SheetParts {
                     && !chart.external
                     && let Some(root) = package.part(&chart.target).and_then(|x| Element::parse(&x))
                 {
-                    charts.push(ooxml::chart_markdown(&root));
+                    charts.push(root);
                 }
             }
         }
-        charts.retain(|c| !c.is_empty());
-        charts.join("\n\n")
+        charts
     }
+}
+
+/// The number format of each cell of a sheet, in the order calamine reads
+/// them: one per `<c>` element, empty ones included.
+pub struct CellFormats<'s, R> {
+    formats: &'s [Option<NumberFormat>],
+    xml: Option<Reader<R>>,
+    buf: Vec<u8>,
+}
+
+impl<'s, R: BufRead> CellFormats<'s, R> {
+    /// The number format of the next cell, if it has one worth rendering.
+    pub fn next_cell(&mut self) -> Option<&'s NumberFormat> {
+        let xml = self.xml.as_mut()?;
+        loop {
+            self.buf.clear();
+            match xml.read_event_into(&mut self.buf) {
+                Ok(Event::Start(cell)) if cell.local_name().as_ref() == b"c" => {
+                    let style = ooxml::attr(&cell, b"s")
+                        .and_then(|s| s.parse::<usize>().ok())
+                        .unwrap_or(0);
+                    return self.formats.get(style)?.as_ref();
+                }
+                Ok(Event::Eof) | Err(_) => {
+                    self.xml = None;
+                    return None;
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+/// The number format of each cell style (`cellXfs`): the workbook's own
+/// format (`numFmts`) of that id, else Excel's built-in one.
+fn number_formats(styles: &Element) -> Vec<Option<NumberFormat>> {
+    let custom: HashMap<&str, &str> = styles
+        .child("numFmts")
+        .map(|formats| {
+            formats
+                .elements()
+                .filter_map(|f| Some((f.attr("numFmtId")?, f.attr("formatCode")?)))
+                .collect()
+        })
+        .unwrap_or_default();
+    let Some(styles) = styles.child("cellXfs") else {
+        return Vec::new();
+    };
+    styles
+        .elements()
+        .filter(|xf| xf.name == "xf")
+        .map(|xf| {
+            let id = xf.attr("numFmtId")?;
+            let code = custom
+                .get(id)
+                .copied()
+                .or_else(|| builtin_code(id.parse().ok()?))?;
+            NumberFormat::parse(code)
+        })
+        .collect()
+}
+
+/// The sheet and the cells a chart's data reference names:
+/// `'Sales 2024'!$B$2:$B$5`, `Data!$A$1`.
+pub fn parse_range(reference: &str) -> Option<(String, Dimensions)> {
+    let (sheet, cells) = reference.rsplit_once('!')?;
+    let sheet = match sheet.strip_prefix('\'').and_then(|s| s.strip_suffix('\'')) {
+        Some(quoted) => quoted.replace("''", "'"),
+        None => sheet.to_owned(),
+    };
+    let (first, last) = cells.split_once(':').unwrap_or((cells, cells));
+    let (start, end) = (parse_reference(first)?, parse_reference(last)?);
+    (start.0 <= end.0 && start.1 <= end.1).then(|| (sheet, Dimensions::new(start, end)))
 }
 
 /// (row, column) from 0 of a reference such as `B2` (absolute `$B$2` too).
@@ -124,6 +245,20 @@ fn parse_reference(reference: &str) -> Option<(u32, u32)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn chart_ranges_name_a_sheet_and_its_cells() {
+        assert_eq!(
+            parse_range("'Bob''s data'!$B$2:$B$5"),
+            Some(("Bob's data".into(), Dimensions::new((1, 1), (4, 1))))
+        );
+        assert_eq!(
+            parse_range("Data!A1"),
+            Some(("Data".into(), Dimensions::new((0, 0), (0, 0))))
+        );
+        assert_eq!(parse_range("$B$2:$B$5"), None);
+        assert_eq!(parse_range("Data!B5:B2"), None);
+    }
 
     #[test]
     fn references_parse_to_zero_based_positions() {

@@ -104,7 +104,7 @@ impl<'a> Document<'a> {
 }
 
 /// Title and properties from `meta.xml` (`office:meta`).
-fn meta_properties(meta: &Element) -> (Option<String>, Map<String, Value>) {
+pub(super) fn meta_properties(meta: &Element) -> (Option<String>, Map<String, Value>) {
     let mut title = None;
     let mut properties = Map::new();
     let Some(fields) = meta.child("meta") else {
