@@ -10,7 +10,6 @@ use rmcp::model::{
 
 use crate::arguments::Arguments;
 use crate::server::State;
-use crate::tools::without_scope_prefix;
 
 /// The routed prompt, beside one per scope.
 const ASK: &str = "ask";
@@ -69,10 +68,7 @@ pub fn get(
     let args = Arguments::new(&request.name, &values, &["question"])?;
     let question = args.question("question")?;
     let request = Request {
-        question: match scopes.is_empty() {
-            true => question.to_string(),
-            false => without_scope_prefix(question),
-        },
+        question: question.to_string(),
         scopes,
         cutoff,
         ..Request::default()

@@ -225,26 +225,11 @@ fn request(args: &Arguments, cutoff: Cutoff) -> anyhow::Result<Request> {
     let question = args.question("question")?;
     let scope = args.string("scope")?;
     Ok(Request {
-        question: match scope {
-            Some(_) => without_scope_prefix(question),
-            None => question.to_string(),
-        },
+        question: question.to_string(),
         scopes: scope.map(String::from).into_iter().collect(),
         cutoff,
         ..Request::default()
     })
-}
-
-/// The question with the slashes of its leading `/word`s taken off, for a
-/// request that names its scope: the router reads a `/slug` prefix before
-/// the scope asked, and the scope named in so many words must win.
-pub fn without_scope_prefix(question: &str) -> String {
-    let (names, rest) = kts_query::federation::scope_prefix(question);
-    if names.is_empty() {
-        return question.to_string();
-    }
-    // A name may itself start with a slash (`//beta`): go round again.
-    without_scope_prefix(&format!("{} {rest}", names.join(" ")))
 }
 
 fn context(
@@ -481,13 +466,6 @@ mod tests {
                 .starts_with("<!-- page: 2")
         );
         assert_eq!(page_range(markdown, 3), None);
-    }
-
-    #[test]
-    fn a_named_scope_leaves_the_slash_prefixes_only_words() {
-        assert_eq!(without_scope_prefix("/beta /faq engine"), "beta faq engine");
-        assert_eq!(without_scope_prefix(" //beta engine"), "beta engine");
-        assert_eq!(without_scope_prefix("engine /beta"), "engine /beta");
     }
 
     #[test]

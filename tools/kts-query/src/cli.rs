@@ -65,8 +65,9 @@ any, then \"## Relevant Passages\", each cited.
 
 DIR may be a knowledge root, a folder whose sub-folders are scopes (slugs
 from their names: lowercase, spaces and hyphens to _). \"/slug question\" or
---scope SLUG asks that scope only, \"/slug /doctype question\" also filters
-by doc type; a question naming every word of a scope's slug goes to it;
+--scope SLUG asks that scope only (with --scope, a leading /word is a word),
+\"/slug /doctype question\" also filters by doc type, and --context,
+--evidence, --explain and --ledger work on the scope so named; a question naming every word of a scope's slug goes to it;
 otherwise, when the root has a catalog (kts-catalog ROOT), to the scopes the
 catalog matches with at least half the best match's score; else to every
 scope. All in parallel; more than --max-scopes: exit 2. Hits are merged by
@@ -341,6 +342,9 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         reranker.by.prepare()?;
     }
     if federation::is_root(&args.dir) {
+        if let Some(scoped) = asked_of_one_scope(&args, &messages)? {
+            return run(scoped);
+        }
         run_root(&args, &messages, &mut out)?;
         out.flush()?;
         return Ok(messages.exit());
@@ -373,17 +377,49 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     Ok(messages.exit())
 }
 
-/// Answers a question, or `--batch` questions, over a knowledge root.
-fn run_root(args: &Args, messages: &Messages, out: &mut JsonlWriter) -> anyhow::Result<()> {
-    let one_scope_only = [
+/// The flags that work on one scope.
+fn one_scope_flags(args: &Args) -> [(&'static str, bool); 4] {
+    [
         ("--context", args.context),
         ("--evidence", args.evidence.is_some()),
         ("--explain", args.explain),
         ("--ledger", args.ledger),
-    ];
-    if let Some((flag, _)) = one_scope_only.iter().find(|(_, given)| *given) {
+    ]
+}
+
+/// A question over a knowledge root with a flag that works on one scope,
+/// which the question names (`/slug question` or `--scope SLUG`): the same
+/// arguments on that scope's folder.
+fn asked_of_one_scope(args: &Args, messages: &Messages) -> anyhow::Result<Option<Args>> {
+    if args.question.is_none() || !one_scope_flags(args).iter().any(|(_, given)| *given) {
+        return Ok(None);
+    }
+    let mut routing = federation::Routing::open(&args.dir, messages)?;
+    let Ok(route) = routing.route(&args.request(), messages) else {
+        return Ok(None);
+    };
+    let named = route.how.starts_with('/') || route.how == "--scope";
+    let [scope] = route.scopes.as_slice() else {
+        return Ok(None);
+    };
+    if !named {
+        return Ok(None);
+    }
+    Ok(Some(Args {
+        dir: scope.path.clone(),
+        question: Some(route.question.clone()),
+        scope: Vec::new(),
+        doc_type: route.doc_type.clone().or_else(|| args.doc_type.clone()),
+        ..args.clone()
+    }))
+}
+
+/// Answers a question, or `--batch` questions, over a knowledge root.
+fn run_root(args: &Args, messages: &Messages, out: &mut JsonlWriter) -> anyhow::Result<()> {
+    if let Some((flag, _)) = one_scope_flags(args).iter().find(|(_, given)| *given) {
         anyhow::bail!(
-            "{flag} works on one scope: give a scope folder ({}/SCOPE), not the knowledge root",
+            "{flag} works on one scope: name it (/slug question or --scope SLUG) or give its \
+             folder ({}/SCOPE)",
             args.dir.display()
         );
     }

@@ -109,6 +109,15 @@ pub fn route(
                 ))
             })
     };
+    if !asked.is_empty() {
+        // The scopes are named: a leading `/word` is a word (a path, say).
+        return Ok(Route {
+            scopes: asked.iter().map(|s| by_slug(s)).collect::<Result<_, _>>()?,
+            doc_type: None,
+            question: question.to_string(),
+            how: "--scope".into(),
+        });
+    }
     let (prefix, rest) = scope_prefix(question);
     if !prefix.is_empty() {
         if prefix.len() > 2 {
@@ -122,14 +131,6 @@ pub fn route(
             doc_type: prefix.get(1).map(|t| t.to_uppercase()),
             question: rest,
             how: format!("/{}", prefix[0]),
-        });
-    }
-    if !asked.is_empty() {
-        return Ok(Route {
-            scopes: asked.iter().map(|s| by_slug(s)).collect::<Result<_, _>>()?,
-            doc_type: None,
-            question: rest,
-            how: "--scope".into(),
         });
     }
     let words = lowercase_words(question);

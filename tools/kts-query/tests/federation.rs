@@ -360,7 +360,7 @@ fn text_results_from_a_root_name_their_scope() {
 }
 
 #[test]
-fn one_scope_flags_ask_for_a_scope() {
+fn one_scope_flags_ask_for_a_scope_and_take_the_one_named() {
     for flag in ["--context", "--explain", "--ledger"] {
         let (output, _) = ask(root(), "determination date", flag);
         assert_eq!(output.status.code(), Some(2), "{flag}");
@@ -369,6 +369,29 @@ fn one_scope_flags_ask_for_a_scope() {
             "{flag}"
         );
     }
+    let named = [
+        "'/bear_stearns_2006_he1 determination date' --explain",
+        "'determination date' --scope bear_stearns_2006_he1 --explain",
+    ];
+    for asked in named {
+        let output = kts_tests::succeeded(kts_tests::shell(&format!(
+            "kts-query '{}' {asked} --mode bm25",
+            root().display()
+        )));
+        let records = records(&output);
+        assert_eq!(records[0]["schema"], "kts.plan/1", "{asked}");
+        assert_eq!(records[0]["question"], "determination date", "{asked}");
+        assert_eq!(records[1]["scope"], "bear_stearns_2006_he1", "{asked}");
+    }
+}
+
+#[test]
+fn with_its_scope_named_a_question_may_start_with_a_path() {
+    let root = small_root(&[("sys", "# Hosts\n\nThe file /etc/hosts maps names.\n")]);
+    let (output, found) = ask(root.path(), "/etc/hosts mapping", "--scope sys");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert_eq!(scopes_of(&found), ["sys"]);
 }
 
 /// A root of keyword-indexed scopes, each with one Markdown file.
