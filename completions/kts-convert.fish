@@ -5,12 +5,12 @@ complete -c kts-convert -l max-markdown-mib -d 'Refuse a document whose Markdown
 complete -c kts-convert -l max-unpacked-mib -d 'Largest total a zip package (docx, pptx, xlsx, ods, odt, odp, epub) may decompress to, and the attachments of one e-mail file may add up to, in MiB' -r
 complete -c kts-convert -l max-pages -d 'Refuse PDFs with more pages than this' -r
 complete -c kts-convert -l max-cells -d 'Read at most this many non-empty cells of a workbook; the rest is left out with a warning' -r
-complete -c kts-convert -l ocr -d 'Which pages to read with OCR: auto (images, and PDF pages without text), always (every PDF page too), never' -r -f -a "auto\t'Images, and PDF pages without a text layer'
+complete -c kts-convert -l ocr -d 'Which pages to read with OCR: auto (images, PDF pages without text, and scans with fewer than 20 words of text), always (every PDF page too), never' -r -f -a "auto\t'Images, PDF pages without a text layer, and scanned pages with a few words of text on them'
 always\t'Images, and every PDF page (its text layer is replaced)'
 never\t'Nothing: images and pages without a text layer stay empty'"
 complete -c kts-convert -l ocr-languages -d 'Tesseract\'s languages for OCR, joined by \'+\' (each needs its tesseract-ocr-LANG package)' -r
 complete -c kts-convert -l ocr-timeout -d 'Give up on a page (rendering or OCR) after this many seconds' -r
-complete -c kts-convert -l max-megapixels -d 'Refuse images larger than this many megapixels, before decoding them' -r
+complete -c kts-convert -l max-megapixels -d 'Refuse images larger than this many megapixels, before decoding them (and re-encode an image of a PDF as PNG only if its pixels × colour components stay within it)' -r
 complete -c kts-convert -l tesseract -d 'The tesseract program' -r
 complete -c kts-convert -l pdftoppm -d 'The pdftoppm program (poppler-utils)' -r
 complete -c kts-convert -l describe-images -d 'Describe each image with this shell command: it gets the image\'s path as its last argument and prints a description, which becomes the image\'s alt text' -r

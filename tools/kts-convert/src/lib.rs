@@ -36,10 +36,11 @@ mailbox at FILE#message/N. The Markdown, metadata and images are also kept in
 ROOT/.kts/documents/<doc_id>/ (content.md, metadata.json, images/<sha256>.<ext>);
 an unchanged file is served from there without converting it again.
 
-Images (png, jpg, tiff) and PDF pages without a text layer are read with OCR:
-tesseract reads them, pdftoppm (poppler-utils) renders the pages, each run with
-a time limit per page (--ocr-timeout). An image larger than --max-megapixels is
-refused before it is decoded. Without those programs, a file that needs OCR
+Images (png, jpg, tiff) and PDF pages without a text layer (or with a few
+words over a scan) are read with OCR: tesseract reads them, pdftoppm
+(poppler-utils) renders the pages, each run with a time limit per page
+(--ocr-timeout). An image larger than --max-megapixels is refused before it
+is decoded. Without those programs, a file that needs OCR
 becomes an ocr-unavailable error record. --describe-images CMD runs CMD IMAGE
 once per image a document holds; what it prints becomes the image's alt text,
 and is kept beside the image (images/<sha256>.txt) for later runs.
@@ -89,8 +90,9 @@ pub struct Args {
     #[arg(long, value_name = "N", default_value_t = 5_000_000)]
     pub max_cells: usize,
 
-    /// Which pages to read with OCR: auto (images, and PDF pages without text),
-    /// always (every PDF page too), never.
+    /// Which pages to read with OCR: auto (images, PDF pages without text,
+    /// and scans with fewer than 20 words of text), always (every PDF page
+    /// too), never.
     #[arg(long, value_enum, value_name = "WHEN", default_value_t = OcrMode::Auto)]
     pub ocr: OcrMode,
 
@@ -103,7 +105,9 @@ pub struct Args {
     #[arg(long, value_name = "SECONDS", default_value_t = 60)]
     pub ocr_timeout: u64,
 
-    /// Refuse images larger than this many megapixels, before decoding them.
+    /// Refuse images larger than this many megapixels, before decoding them
+    /// (and re-encode an image of a PDF as PNG only if its pixels × colour
+    /// components stay within it).
     #[arg(long, value_name = "N", default_value_t = 50)]
     pub max_megapixels: u64,
 

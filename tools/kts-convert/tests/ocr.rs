@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use kts_sample::{Format, Outline, render, to_text};
+use kts_sample::{Block, Format, Outline, render, to_text};
 use lopdf::content::{Content, Operation};
 use lopdf::{Document, Object, Stream, dictionary};
 use serde_json::{Value, json};
@@ -80,8 +80,9 @@ fn text_pdf(dir: &Path) -> PathBuf {
 }
 
 /// A PDF without any text layer: page 1 says `first_page_text` in Helvetica
-/// (unless empty), and the last page is the JPEG scan drawn over the whole page.
-fn scanned_pdf(jpeg: &[u8], first_page_text: &str) -> Vec<u8> {
+/// (unless empty), and the last page is the JPEG scan drawn over the whole
+/// page, with `stamp` in 6-point type at its foot (unless empty).
+fn scanned_pdf(jpeg: &[u8], first_page_text: &str, stamp: &str) -> Vec<u8> {
     let mut doc = Document::with_version("1.5");
     let pages_id = doc.new_object_id();
     let font_id = doc.add_object(dictionary! {
@@ -105,7 +106,7 @@ fn scanned_pdf(jpeg: &[u8], first_page_text: &str) -> Vec<u8> {
             Operation::new("ET", vec![]),
         ]);
     }
-    contents.push(vec![
+    let mut scan_page = vec![
         Operation::new("q", vec![]),
         Operation::new(
             "cm",
@@ -120,7 +121,17 @@ fn scanned_pdf(jpeg: &[u8], first_page_text: &str) -> Vec<u8> {
         ),
         Operation::new("Do", vec!["Im1".into()]),
         Operation::new("Q", vec![]),
-    ]);
+    ];
+    if !stamp.is_empty() {
+        scan_page.extend([
+            Operation::new("BT", vec![]),
+            Operation::new("Tf", vec!["F1".into(), 6.into()]),
+            Operation::new("Td", vec![20.into(), 20.into()]),
+            Operation::new("Tj", vec![Object::string_literal(stamp)]),
+            Operation::new("ET", vec![]),
+        ]);
+    }
+    contents.push(scan_page);
     let mut kids = Vec::new();
     for operations in contents {
         let content = Content { operations }.encode().unwrap();
@@ -223,7 +234,7 @@ fn images_and_scanned_pdf_pages_are_read_with_ocr() {
     let jpeg = std::fs::read(root.join("photo.jpg")).unwrap();
     std::fs::write(
         root.join("scanned.pdf"),
-        scanned_pdf(&jpeg, "Cover page from the text layer"),
+        scanned_pdf(&jpeg, "Cover page from the text layer", ""),
     )
     .unwrap();
 
@@ -255,6 +266,197 @@ fn images_and_scanned_pdf_pages_are_read_with_ocr() {
 }
 
 #[test]
+fn a_scan_with_a_few_words_of_text_on_it_is_read_with_ocr_too() {
+    require("tesseract");
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let pdf = text_pdf(root);
+    let jpeg = std::fs::read(scan(&pdf, root, "photo", "jpeg")).unwrap();
+    std::fs::write(
+        root.join("stamped.pdf"),
+        scanned_pdf(&jpeg, "", "Scanned by ACME"),
+    )
+    .unwrap();
+
+    let (output, records) = convert(root, &["stamped.pdf"], &[]);
+    assert!(output.status.success(), "{output:?}");
+    let page = markdown(&records[0]);
+    assert!(page.starts_with("<!-- page: 1 -->"), "{page}");
+    assert!(page.contains("Scanned by ACME"), "{page}");
+    assert!(word_recall(page) >= 0.9, "{page}");
+    assert_eq!(records[0]["metadata"]["ocr_pages"], 1);
+}
+
+/// Renders each page of `pdf` as 8-bit grey at 150 dpi: (width, height, pixels).
+fn grey_pages(pdf: &Path, dir: &Path) -> Vec<(u32, u32, Vec<u8>)> {
+    require("pdftoppm");
+    let stem = dir.join("grey");
+    let output = Command::new("pdftoppm")
+        .args(["-gray", "-r", "150"])
+        .arg(pdf)
+        .arg(&stem)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "pdftoppm: {output:?}");
+    let mut pages: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|e| e == "pgm"))
+        .collect();
+    pages.sort();
+    pages
+        .iter()
+        .map(|path| {
+            // Binary PGM: "P5\n<width> <height>\n255\n", then the pixels.
+            let bytes = std::fs::read(path).unwrap();
+            let mut fields = bytes.splitn(5, |b| b.is_ascii_whitespace());
+            let mut number = || -> u32 {
+                let field = fields.find(|f| !f.is_empty() && f != b"P5").unwrap();
+                std::str::from_utf8(field).unwrap().parse().unwrap()
+            };
+            let (width, height, _max) = (number(), number(), number());
+            let pixels = bytes[bytes.len() - (width * height) as usize..].to_vec();
+            (width, height, pixels)
+        })
+        .collect()
+}
+
+/// An uncompressed multi-page TIFF of 8-bit grey pages.
+fn multi_page_tiff(pages: &[(u32, u32, Vec<u8>)]) -> Vec<u8> {
+    // The header, then for each page its pixels and its directory (IFD);
+    // the header and each directory end with the offset of the next one.
+    let mut tiff = b"II*\0\0\0\0\0".to_vec();
+    let mut next_ifd_at = 4;
+    for (width, height, pixels) in pages {
+        let strip_at = tiff.len() as u32;
+        tiff.extend(pixels);
+        if tiff.len() % 2 == 1 {
+            tiff.push(0); // directories start on a word boundary
+        }
+        let ifd_at = tiff.len() as u32;
+        tiff[next_ifd_at..next_ifd_at + 4].copy_from_slice(&ifd_at.to_le_bytes());
+        let entries: [(u16, u16, u32); 9] = [
+            (256, 4, *width),
+            (257, 4, *height),
+            (258, 3, 8), // bits per sample
+            (259, 3, 1), // no compression
+            (262, 3, 1), // black is zero
+            (273, 4, strip_at),
+            (277, 3, 1),       // samples per pixel
+            (278, 4, *height), // rows per strip
+            (279, 4, pixels.len() as u32),
+        ];
+        tiff.extend((entries.len() as u16).to_le_bytes());
+        for (tag, kind, value) in entries {
+            tiff.extend(tag.to_le_bytes());
+            tiff.extend(kind.to_le_bytes());
+            tiff.extend(1u32.to_le_bytes());
+            tiff.extend(value.to_le_bytes());
+        }
+        next_ifd_at = tiff.len();
+        tiff.extend(0u32.to_le_bytes());
+    }
+    tiff
+}
+
+#[test]
+fn each_page_of_a_multi_page_tiff_gets_its_marker() {
+    require("tesseract");
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let outline = Outline::new("")
+        .paragraph("The first page is about lighthouses.")
+        .block(Block::PageBreak)
+        .paragraph("The second page is about windmills.");
+    let pdf = root.join("two.pdf");
+    std::fs::write(&pdf, render(&outline, Format::Pdf).unwrap()).unwrap();
+    let pages = grey_pages(&pdf, root);
+    assert_eq!(pages.len(), 2);
+    std::fs::write(root.join("fax.tiff"), multi_page_tiff(&pages)).unwrap();
+
+    let (output, records) = convert(root, &["fax.tiff"], &[]);
+    assert!(output.status.success(), "{output:?}");
+    let text = markdown(&records[0]);
+    let second = text.find("<!-- page: 2 -->").expect("page 2 marker");
+    assert!(text.starts_with("<!-- page: 1 -->"), "{text}");
+    assert!(text[..second].contains("lighthouses"), "{text}");
+    assert!(text[second..].contains("windmills"), "{text}");
+    assert_eq!(records[0]["metadata"]["pages"], 2);
+}
+
+#[test]
+fn sideways_and_upside_down_scans_are_turned_upright_before_they_are_read() {
+    require("tesseract");
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let source = text_pdf(root);
+    let mut paths = Vec::new();
+    for degrees in [90, 180, 270] {
+        // The known text on a page shown turned by `degrees` clockwise.
+        let mut doc = Document::load(&source).unwrap();
+        let page = *doc.get_pages().values().next().unwrap();
+        doc.get_dictionary_mut(page).unwrap().set("Rotate", degrees);
+        let turned = root.join(format!("turned-{degrees}.pdf"));
+        doc.save(&turned).unwrap();
+        let renders = tempfile::tempdir().unwrap();
+        let pages = grey_pages(&turned, renders.path());
+        let path = format!("turned-{degrees}.tiff");
+        std::fs::write(root.join(&path), multi_page_tiff(&pages)).unwrap();
+        paths.push(path);
+    }
+
+    let paths: Vec<&str> = paths.iter().map(String::as_str).collect();
+    let (output, records) = convert(root, &paths, &[]);
+    assert!(output.status.success(), "{output:?}");
+    for (path, record) in paths.iter().zip(&records) {
+        let text = markdown(record);
+        assert!(word_recall(text) >= 0.9, "{path}:\n{text}");
+    }
+}
+
+/// Tesseract's data folder, as `tesseract --list-langs` names it.
+fn tessdata_dir() -> PathBuf {
+    let output = Command::new("tesseract")
+        .arg("--list-langs")
+        .output()
+        .unwrap();
+    let listing = String::from_utf8_lossy(&output.stdout);
+    let quoted = listing.split('"').nth(1).expect("no tessdata folder named");
+    PathBuf::from(quoted)
+}
+
+#[test]
+fn without_orientation_data_pages_are_read_as_they_lie() {
+    require("tesseract");
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    scan(&text_pdf(root), root, "scan", "png");
+    // A tesseract whose data folder holds English but not osd.traineddata.
+    let tessdata = tempfile::tempdir().unwrap();
+    let english = "eng.traineddata";
+    std::fs::copy(tessdata_dir().join(english), tessdata.path().join(english)).unwrap();
+    let tesseract = root.join("tesseract-without-osd");
+    std::fs::write(
+        &tesseract,
+        format!(
+            "#!/bin/sh\nTESSDATA_PREFIX='{}' exec tesseract \"$@\"\n",
+            tessdata.path().display()
+        ),
+    )
+    .unwrap();
+    make_executable(&tesseract);
+
+    let (output, records) = convert(
+        root,
+        &["scan.png"],
+        &["--tesseract", tesseract.to_str().unwrap()],
+    );
+    assert!(output.status.success(), "{output:?}");
+    let text = markdown(&records[0]);
+    assert!(word_recall(text) >= 0.9, "{text}");
+}
+
+#[test]
 fn ocr_never_leaves_scanned_pages_and_images_empty_and_always_reads_every_page() {
     require("tesseract");
     let dir = tempfile::tempdir().unwrap();
@@ -262,7 +464,7 @@ fn ocr_never_leaves_scanned_pages_and_images_empty_and_always_reads_every_page()
     let pdf = text_pdf(root);
     scan(&pdf, root, "scan", "png");
     let jpeg = std::fs::read(scan(&pdf, root, "photo", "jpeg")).unwrap();
-    std::fs::write(root.join("scanned.pdf"), scanned_pdf(&jpeg, "")).unwrap();
+    std::fs::write(root.join("scanned.pdf"), scanned_pdf(&jpeg, "", "")).unwrap();
 
     let (output, records) = convert(root, &["scanned.pdf", "scan.png"], &["--ocr", "never"]);
     assert!(output.status.success(), "{output:?}");
@@ -321,7 +523,7 @@ fn without_tesseract_each_file_that_needs_ocr_is_ocr_unavailable_with_one_warnin
     let pdf = text_pdf(root);
     scan(&pdf, root, "scan", "png");
     let jpeg = std::fs::read(scan(&pdf, root, "photo", "jpeg")).unwrap();
-    std::fs::write(root.join("scanned.pdf"), scanned_pdf(&jpeg, "")).unwrap();
+    std::fs::write(root.join("scanned.pdf"), scanned_pdf(&jpeg, "", "")).unwrap();
     let paths = ["scan.png", "source.pdf", "scanned.pdf", "photo.jpg"];
 
     for missing in [
@@ -438,6 +640,32 @@ fn huge_and_damaged_images_are_refused_before_ocr() {
 }
 
 #[test]
+fn a_failing_tesseract_is_reported_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    // What tesseract prints on a truncated JPEG.
+    let tesseract = fake_tesseract(
+        root,
+        "echo 'Premature end of JPEG file' >&2\n\
+         echo 'Error in pixReadStreamJpeg: read error at scanline 160; nwarn = 2' >&2\n\
+         echo 'Error in pixRead: pix not read' >&2\n\
+         echo 'Error during processing.' >&2\n\
+         exit 1",
+    );
+    std::fs::write(root.join("cut.png"), png_header(100, 100)).unwrap();
+    let (_, records) = convert(
+        root,
+        &["cut.png"],
+        &["--tesseract", tesseract.to_str().unwrap()],
+    );
+    assert_eq!(records[0]["code"], "corrupt", "{}", records[0]);
+    assert_eq!(
+        records[0]["message"],
+        "tesseract cannot read it: Premature end of JPEG file"
+    );
+}
+
+#[test]
 fn a_page_that_takes_too_long_is_killed_and_reported_as_timeout() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
@@ -445,7 +673,7 @@ fn a_page_that_takes_too_long_is_killed_and_reported_as_timeout() {
     std::fs::write(root.join("slow.png"), png_header(100, 100)).unwrap();
     let pdf = text_pdf(root);
     let jpeg = std::fs::read(scan(&pdf, root, "photo", "jpeg")).unwrap();
-    std::fs::write(root.join("scanned.pdf"), scanned_pdf(&jpeg, "")).unwrap();
+    std::fs::write(root.join("scanned.pdf"), scanned_pdf(&jpeg, "", "")).unwrap();
 
     let started = Instant::now();
     let (output, records) = convert(

@@ -1,5 +1,6 @@
-//! Images (PNG, JPEG, TIFF): their text, read with OCR. An image whose
-//! header claims more pixels than the limit is refused before it is decoded.
+//! Images (PNG, JPEG, TIFF): their text, read with OCR; each page of a
+//! multi-page TIFF under its page marker. An image whose header claims more
+//! pixels than the limit is refused before it is decoded.
 
 use kts_record::ErrorCode;
 use serde_json::{Map, Value};
@@ -43,10 +44,18 @@ pub fn convert(
     } else {
         ocr_text(bytes, extension, ctx)?
     };
-    let markdown = paragraphs(&text).join("\n\n");
-    if markdown.is_empty() && ctx.ocr.mode != OcrMode::Never {
+    // Tesseract puts a form feed between the pages of a multi-page image.
+    let pages: Vec<Vec<String>> = text.split('\x0c').map(paragraphs).collect();
+    if pages.iter().all(Vec::is_empty) && ctx.ocr.mode != OcrMode::Never {
         warn(&mut properties, "OCR found no text in the image");
     }
+    if pages.len() > 1 {
+        properties.insert("pages".into(), Value::from(pages.len()));
+    }
+    let markdown = match pages.as_slice() {
+        [page] => page.join("\n\n"),
+        _ => with_page_markers(&pages),
+    };
     Ok(Converted {
         markdown,
         title: None,
@@ -65,6 +74,24 @@ fn ocr_text(bytes: &[u8], extension: &str, ctx: &Context) -> Result<String, Conv
     let path = dir.path().join(format!("image.{extension}"));
     std::fs::write(&path, bytes).map_err(io_error)?;
     ctx.ocr.image_text(&path)
+}
+
+/// Each page under a `<!-- page: N -->` marker, as in a PDF's Markdown.
+fn with_page_markers(pages: &[Vec<String>]) -> String {
+    let pages: Vec<String> = pages
+        .iter()
+        .enumerate()
+        .map(|(i, paragraphs)| {
+            let mut page = format!("<!-- page: {} -->\n", i + 1);
+            for paragraph in paragraphs {
+                page.push('\n');
+                page.push_str(paragraph);
+                page.push('\n');
+            }
+            page
+        })
+        .collect();
+    pages.join("\n")
 }
 
 fn warn(properties: &mut Map<String, Value>, warning: &str) {

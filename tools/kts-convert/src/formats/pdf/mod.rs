@@ -1,5 +1,6 @@
 //! PDF: text page by page with pdf-extract; metadata, page tree checks and
-//! JPEG images with lopdf; pages without text read with OCR (see [`ocr`]).
+//! images (see [`image_files`]) with lopdf; pages without text read with
+//! OCR (see [`ocr`]).
 //!
 //! pdf-extract trusts the file: it follows form XObjects recursively without a
 //! depth limit, follows `/Parent` links without cycle checks and panics on many
@@ -48,6 +49,7 @@ pub fn convert(bytes: &[u8], ctx: &mut Context) -> Result<Converted, ConvertErro
     }
     let page_images = safe.images;
     let image_links = image_links(&doc, &pages, &page_images, ctx);
+    let scan_sized = ocr::scan_sized_pages(&doc, &pages, &page_images);
     safety::blank_images(&mut doc, page_images.into_values().flatten());
 
     let mut glyphs = 0;
@@ -60,7 +62,13 @@ pub fn convert(bytes: &[u8], ctx: &mut Context) -> Result<Converted, ConvertErro
         page_paragraphs.insert(number, paragraphs(&page.text));
     }
     let mut warnings = Vec::new();
-    let ocr_pages = ocr::read_pages(bytes, &mut page_paragraphs, ctx.ocr, &mut warnings)?;
+    let ocr_pages = ocr::read_pages(
+        bytes,
+        &mut page_paragraphs,
+        &scan_sized,
+        ctx.ocr,
+        &mut warnings,
+    )?;
 
     let mut markdown = String::new();
     let mut has_text = false;
@@ -91,13 +99,9 @@ pub fn convert(bytes: &[u8], ctx: &mut Context) -> Result<Converted, ConvertErro
     if ocr_pages > 0 {
         properties.insert("ocr_pages".into(), Value::from(ocr_pages));
     }
-    if !has_text {
-        warnings.push(match ctx.ocr.mode {
-            OcrMode::Never => {
-                "no text layer (a scanned image?) and OCR is off (--ocr never)".into()
-            }
-            _ => "no text, neither in a text layer nor found by OCR".into(),
-        });
+    // With OCR off, the pages without text have had their warning.
+    if !has_text && ctx.ocr.mode != OcrMode::Never {
+        warnings.push("no text, neither in a text layer nor found by OCR".into());
     }
     if !warnings.is_empty() {
         properties.insert("warnings".into(), Value::from(warnings));
@@ -370,7 +374,8 @@ fn expand_ligatures(text: &str) -> String {
     out
 }
 
-/// Stores each page's JPEG images; returns their links per page.
+/// Stores each page's images (those [`image_files`] keeps); returns their
+/// links per page.
 fn image_links(
     doc: &Document,
     pages: &BTreeMap<u32, ObjectId>,
@@ -382,19 +387,15 @@ fn image_links(
         let images = page_images.get(page).into_iter().flatten();
         links.insert(
             *page,
-            images.filter_map(|&id| jpeg_link(doc, id, ctx)).collect(),
+            images.filter_map(|&id| image_link(doc, id, ctx)).collect(),
         );
     }
     links
 }
 
-/// Stores a JPEG image XObject and returns its Markdown link; other image
-/// encodings would need re-encoding and are skipped.
-fn jpeg_link(doc: &Document, id: ObjectId, ctx: &mut Context) -> Option<String> {
-    let stream = doc.get_object(id).ok()?.as_stream().ok()?;
-    let filters = stream.filters().ok()?;
-    let is_jpeg = filters.len() == 1 && filters[0] == b"DCTDecode";
-    (is_jpeg && !stream.content.is_empty()).then(|| ctx.images.add(&stream.content, "jpg"))
+fn image_link(doc: &Document, id: ObjectId, ctx: &mut Context) -> Option<String> {
+    let (bytes, extension) = image_files::encoded(doc, id, ctx.ocr.max_pixels)?;
+    Some(ctx.images.add(&bytes, extension))
 }
 
 /// Title and properties from the document information dictionary.
@@ -466,6 +467,8 @@ fn pdf_date(raw: &str) -> Option<String> {
     Some(format!("{date}T{time}{zone}"))
 }
 
+mod image_files;
+
 mod ocr;
 
 mod xref;
@@ -480,7 +483,7 @@ mod fonts;
 mod tests {
     use super::*;
     use crate::formats::Limits;
-    use crate::images::ImageSink;
+    use crate::images::{Image, ImageSink};
     use crate::ocr::Ocr;
     use lopdf::content::{Content, Operation};
     use lopdf::{Dictionary, Stream, dictionary};
@@ -556,6 +559,165 @@ mod tests {
         )
     }
 
+    /// Converts without OCR, reading images of up to `max_pixels` samples,
+    /// and returns the images stored.
+    fn run_keeping_images(bytes: &[u8], max_pixels: u64) -> (String, Vec<Image>) {
+        let mut images = ImageSink::default();
+        let converted = convert(
+            bytes,
+            &mut Context {
+                limits: &Limits::default(),
+                images: &mut images,
+                ocr: &Ocr {
+                    mode: OcrMode::Never,
+                    max_pixels,
+                    ..Ocr::default()
+                },
+            },
+        )
+        .unwrap();
+        (converted.markdown, images.into_images())
+    }
+
+    /// A one-page PDF with a line of text that draws `images` through a
+    /// form XObject.
+    fn pdf_drawing_through_a_form(images: Vec<Stream>) -> Vec<u8> {
+        let mut doc = Document::with_version("1.5");
+        let mut xobjects = dictionary! {};
+        let mut form_content = String::new();
+        for (i, image) in images.into_iter().enumerate() {
+            let name = format!("Im{i}");
+            form_content.push_str(&format!("q 100 0 0 100 0 0 cm /{name} Do Q\n"));
+            xobjects.set(name, doc.add_object(image));
+        }
+        let form_id = doc.add_object(Stream::new(
+            dictionary! {
+                "Type" => "XObject", "Subtype" => "Form", "BBox" => vec![0.into(), 0.into(), 612.into(), 792.into()],
+                "Resources" => dictionary! { "XObject" => xobjects },
+            },
+            form_content.into_bytes(),
+        ));
+        let font_id = doc.add_object(helvetica());
+        let content = b"BT /F1 12 Tf 72 700 Td (Figure below) Tj ET /Fm1 Do".to_vec();
+        let resources = dictionary! {
+            "Font" => dictionary! { "F1" => font_id }, "XObject" => dictionary! { "Fm1" => form_id },
+        };
+        page_pdf(doc, Stream::new(dictionary! {}, content), resources)
+    }
+
+    fn image(width: i64, height: i64, colour_space: Object, samples: Vec<u8>) -> Stream {
+        let mut stream = Stream::new(
+            dictionary! {
+                "Type" => "XObject", "Subtype" => "Image", "Width" => width, "Height" => height,
+                "ColorSpace" => colour_space, "BitsPerComponent" => 8,
+            },
+            samples,
+        );
+        stream.compress().unwrap();
+        stream
+    }
+
+    /// A PNG's width, height, bit depth, colour type, palette and inflated
+    /// scanlines.
+    fn read_png(png: &[u8]) -> (u32, u32, u8, u8, Vec<u8>, Vec<u8>) {
+        use std::io::Read;
+        assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"));
+        let (mut header, mut palette, mut idat) = (Vec::new(), Vec::new(), Vec::new());
+        let mut at = 8;
+        while at + 8 <= png.len() {
+            let length = u32::from_be_bytes(png[at..at + 4].try_into().unwrap()) as usize;
+            let data = &png[at + 8..at + 8 + length];
+            match &png[at + 4..at + 8] {
+                b"IHDR" => header = data.to_vec(),
+                b"PLTE" => palette = data.to_vec(),
+                b"IDAT" => idat.extend_from_slice(data),
+                _ => {}
+            }
+            at += 12 + length;
+        }
+        let mut scanlines = Vec::new();
+        flate2::read::ZlibDecoder::new(&idat[..])
+            .read_to_end(&mut scanlines)
+            .unwrap();
+        let number = |i: usize| u32::from_be_bytes(header[i..i + 4].try_into().unwrap());
+        (
+            number(0),
+            number(4),
+            header[8],
+            header[9],
+            palette,
+            scanlines,
+        )
+    }
+
+    #[test]
+    fn images_drawn_through_forms_are_stored_as_jpeg_or_png() {
+        let rgb: Vec<u8> = (0..40 * 40 * 3).map(|i| (i % 251) as u8).collect();
+        let fake_jpeg = b"\xFF\xD8\xFF\xE0 JPEG data".to_vec();
+        let jpeg_hex: String = fake_jpeg.iter().map(|b| format!("{b:02x}")).collect();
+        let jpeg = Stream::new(
+            dictionary! {
+                "Type" => "XObject", "Subtype" => "Image", "Width" => 40, "Height" => 40,
+                "ColorSpace" => "DeviceRGB", "BitsPerComponent" => 8,
+                "Filter" => vec!["ASCIIHexDecode".into(), "DCTDecode".into()],
+            },
+            format!("{jpeg_hex}>").into_bytes(),
+        );
+        let palette = Object::string_literal(vec![255, 0, 0, 0, 0, 255]);
+        let indexed_space = vec!["Indexed".into(), "DeviceRGB".into(), 1.into(), palette];
+        let indexes: Vec<u8> = (0..40 * 40).map(|i| (i % 2) as u8).collect();
+        let bytes = pdf_drawing_through_a_form(vec![
+            image(40, 40, "DeviceRGB".into(), rgb.clone()),
+            jpeg,
+            image(40, 40, indexed_space.into(), indexes.clone()),
+            image(8, 8, "DeviceGray".into(), vec![0; 64]), // an icon
+            image(40, 40, "DeviceCMYK".into(), vec![0; 40 * 40 * 4]),
+        ]);
+
+        let (markdown, images) = run_keeping_images(&bytes, 50_000_000);
+        let extensions: Vec<&str> = images.iter().map(|i| i.extension.as_str()).collect();
+        assert_eq!(extensions, ["png", "jpg", "png"], "{markdown}");
+        assert_eq!(
+            markdown.matches("![image](images/").count(),
+            3,
+            "{markdown}"
+        );
+        assert!(markdown.contains("Figure below"), "{markdown}");
+
+        let (width, height, depth, colour_type, _, scanlines) = read_png(&images[0].bytes);
+        assert_eq!((width, height, depth, colour_type), (40, 40, 8, 2));
+        let rows: Vec<u8> = rgb
+            .chunks(40 * 3)
+            .flat_map(|row| std::iter::once(0).chain(row.iter().copied()))
+            .collect();
+        assert_eq!(scanlines, rows);
+        assert_eq!(images[1].bytes, fake_jpeg);
+        let (_, _, _, colour_type, palette, scanlines) = read_png(&images[2].bytes);
+        assert_eq!(colour_type, 3);
+        assert_eq!(palette, [255, 0, 0, 0, 0, 255]);
+        assert_eq!(scanlines[1..41], indexes[..40]);
+
+        // Samples beyond the limit are not decoded; JPEG data is kept as it is.
+        let (_, images) = run_keeping_images(&bytes, 40 * 40 * 3 - 1);
+        let extensions: Vec<&str> = images.iter().map(|i| i.extension.as_str()).collect();
+        assert_eq!(extensions, ["jpg", "png"]);
+    }
+
+    #[test]
+    fn png_predicted_images_come_out_with_their_pixels() {
+        let png = kts_sample::tiny_png(64, 48, 3);
+        let outline = kts_sample::Outline::new("Picture").block(kts_sample::Block::Image {
+            png: png.clone(),
+            alt: "gradient".into(),
+        });
+        let pdf = kts_sample::render(&outline, kts_sample::Format::Pdf).unwrap();
+        let (_, images) = run_keeping_images(&pdf, 50_000_000);
+        assert_eq!(images.len(), 1);
+        let (width, height, _, colour_type, _, scanlines) = read_png(&images[0].bytes);
+        assert_eq!((width, height, colour_type), (64, 48, 2));
+        assert_eq!(scanlines, read_png(&png).5);
+    }
+
     #[test]
     fn each_page_gets_a_marker_and_its_own_text() {
         let converted = run(
@@ -592,16 +754,22 @@ mod tests {
     /// with `font` as /F1.
     fn one_page(content: Vec<u8>, filter: Option<&str>, font: Dictionary) -> Vec<u8> {
         let mut doc = Document::with_version("1.5");
-        let pages_id = doc.new_object_id();
         let font_id = doc.add_object(font);
         let mut dict = dictionary! {};
         if let Some(filter) = filter {
             dict.set("Filter", Object::Name(filter.as_bytes().to_vec()));
         }
-        let content_id = doc.add_object(Stream::new(dict, content));
+        let resources = dictionary! { "Font" => dictionary! { "F1" => font_id } };
+        page_pdf(doc, Stream::new(dict, content), resources)
+    }
+
+    /// `doc` with one page that draws `content` with `resources`, saved.
+    fn page_pdf(mut doc: Document, content: Stream, resources: Dictionary) -> Vec<u8> {
+        let pages_id = doc.new_object_id();
+        let content_id = doc.add_object(content);
         let page_id = doc.add_object(dictionary! {
             "Type" => "Page", "Parent" => pages_id, "Contents" => content_id,
-            "Resources" => dictionary! { "Font" => dictionary! { "F1" => font_id } },
+            "Resources" => resources,
         });
         doc.objects.insert(
             pages_id,

@@ -74,7 +74,7 @@ fn names(filter: &Object) -> Vec<&[u8]> {
     }
 }
 
-fn parms_at(parms: Option<&Object>, index: usize) -> Option<&Dictionary> {
+pub(super) fn parms_at(parms: Option<&Object>, index: usize) -> Option<&Dictionary> {
     match parms? {
         Object::Dictionary(dict) => (index == 0).then_some(dict),
         Object::Array(items) => items.get(index)?.as_dict().ok(),
@@ -82,7 +82,7 @@ fn parms_at(parms: Option<&Object>, index: usize) -> Option<&Dictionary> {
     }
 }
 
-fn predictor(parms: Option<&Dictionary>) -> i64 {
+pub(super) fn predictor(parms: Option<&Dictionary>) -> i64 {
     parms
         .and_then(|p| p.get(b"Predictor").and_then(Object::as_i64).ok())
         .unwrap_or(1)
@@ -99,7 +99,7 @@ fn needs_help(filter: &Object, parms: Option<&Object>) -> bool {
 
 /// The stream decoded through all its filters; `None` if one of them is
 /// not known here (image codecs) or fails.
-fn decode(content: &[u8], filter: &Object, parms: Option<&Object>) -> Option<Vec<u8>> {
+pub(super) fn decode(content: &[u8], filter: &Object, parms: Option<&Object>) -> Option<Vec<u8>> {
     let mut data = content.to_vec();
     for (index, name) in names(filter).into_iter().enumerate() {
         let parms = parms_at(parms, index);
