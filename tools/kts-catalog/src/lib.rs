@@ -157,6 +157,13 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         }
         return Ok(Exit::Ok);
     }
+    if kts_store::is_scope(&args.root) {
+        anyhow::bail!(
+            "{} is a scope (it has an index), not a knowledge root: give the folder that holds \
+             the scopes",
+            args.root.display()
+        );
+    }
     let summary = Catalog::rebuild(&args.root)?;
     for (slug, folders) in &summary.collisions {
         let names: Vec<String> = folders

@@ -560,3 +560,14 @@ fn a_search_ranks_its_rarest_words_within_a_budget_of_rows() {
     assert_eq!(found.len(), 3);
     assert!(found.iter().all(|(_, score)| *score > 0.0));
 }
+
+#[test]
+fn a_scope_folder_is_refused_and_given_no_catalog() {
+    let root = root();
+    let scope = root.path().join("Support");
+    let output = catalog_cli(&scope, "");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("is a scope (it has an index)"), "{stderr}");
+    assert!(!scope.join(".kts-catalog.db").exists());
+}

@@ -120,6 +120,12 @@ pub fn route(
     }
     let (prefix, rest) = scope_prefix(question);
     if !prefix.is_empty() {
+        if rest.trim().is_empty() {
+            return Err(RouteError::Other(format!(
+                "nothing is asked after /{}: write the question after the scope's name",
+                prefix.join(" /")
+            )));
+        }
         if prefix.len() > 2 {
             return Err(RouteError::Other(format!(
                 "at most /scope /doctype before the question, not {} names",
@@ -690,6 +696,12 @@ mod tests {
         assert_eq!(slugs(&r).len(), 3);
         assert!(route(&found, "dscr loans", &[], 2, None).is_err());
         assert!(route(&found, "/nope question", &[], 100, None).is_err());
+        let nothing_asked = route(&found, "/support ", &[], 100, None).unwrap_err();
+        assert!(
+            nothing_asked
+                .to_string()
+                .contains("nothing is asked after /support")
+        );
         let r = route(&found, "dscr", &["support".into()], 100, None).unwrap();
         assert_eq!(slugs(&r), ["support"]);
     }

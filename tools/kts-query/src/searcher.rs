@@ -221,7 +221,7 @@ impl Searcher {
         Ok(Some((self.embedder()?.embed_query(text)?, model)))
     }
 
-    /// The scope's graph, loaded at first use (`None` when kts-graph built none).
+    /// The document types the scope holds, read at first use.
     fn doc_types(&self) -> anyhow::Result<&[String]> {
         if self.doc_types.get().is_none() {
             let _ = self.doc_types.set(self.store.doc_types()?);
@@ -229,9 +229,29 @@ impl Searcher {
         Ok(self.doc_types.get().map(Vec::as_slice).unwrap_or_default())
     }
 
+    /// The scope's knowledge graph, loaded on first use; one that lags the
+    /// index (or is missing when the graph step asks for it) is a warning.
     fn graph(&self) -> anyhow::Result<Option<&QueryGraph>> {
         if self.graph.get().is_none() {
             let loaded = QueryGraph::load(&self.store, self.store.scope())?;
+            let messages = Messages::new("kts-query").quiet(self.quiet);
+            let scope = self.store.scope().display();
+            match &loaded {
+                Some(_) => {
+                    let lagging = kts_graph::tables::lagging(self.store.connection())?;
+                    if lagging > 0 {
+                        messages.warn(&format!(
+                            "the knowledge graph lags the index by {lagging} documents: \
+                             run kts-graph {scope} to update it"
+                        ));
+                    }
+                }
+                None if self.settings.steps.on(Step::Graph) => messages.warn(&format!(
+                    "the scope has no knowledge graph, so the graph step does nothing: \
+                     run kts-graph {scope}"
+                )),
+                None => {}
+            }
             let _ = self.graph.set(loaded);
         }
         Ok(self.graph.get().and_then(Option::as_ref))

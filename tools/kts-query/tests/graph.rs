@@ -123,3 +123,38 @@ fn the_context_holds_graph_facts_then_cited_passages_within_the_budget() {
         "no entity named: passages alone: {context}"
     );
 }
+
+#[test]
+fn a_graph_that_lags_the_index_or_is_missing_is_a_warning() {
+    let scope = scope();
+    let dir = scope.path().display();
+    std::fs::write(
+        scope.path().join("notes.md"),
+        "# Notes\n\nThe Warden replaced it.\n",
+    )
+    .unwrap();
+    kts_tests::succeeded(kts_tests::shell(&format!(
+        "kts-crawl '{dir}' | kts-convert | kts-chunk | kts-index '{dir}' --quiet"
+    )));
+    let context = kts_tests::succeeded(kts_tests::shell(&format!(
+        "kts-query '{dir}' 'what is the AuthService' --mode bm25 --context"
+    )));
+    let stderr = String::from_utf8_lossy(&context.stderr);
+    assert!(
+        stderr.contains("the knowledge graph lags the index by 1 documents"),
+        "{stderr}"
+    );
+
+    std::fs::remove_dir_all(scope.path().join(".kts")).unwrap();
+    kts_tests::succeeded(kts_tests::shell(&format!(
+        "kts-crawl '{dir}' | kts-convert | kts-chunk | kts-index '{dir}' --quiet"
+    )));
+    let graph_step = kts_tests::succeeded(kts_tests::shell(&format!(
+        "kts-query '{dir}' 'AuthService' --mode bm25 --graph"
+    )));
+    let stderr = String::from_utf8_lossy(&graph_step.stderr);
+    assert!(
+        stderr.contains("the scope has no knowledge graph"),
+        "{stderr}"
+    );
+}
