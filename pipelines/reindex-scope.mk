@@ -18,7 +18,9 @@
 #                  deletions kts-crawl reported); holds its summary line
 #   graph.stamp    kts-graph brought the graph up to date (not with GRAPH=0)
 #   settings       the settings the index was built with
-#   ran            a stage after the crawl ran (for reindex.mk's summary)
+#   unindexed      how many documents are known not to be indexed (below)
+#   ran            the stages after the crawl that ran, one a line (convert,
+#                  index, graph; for reindex.mk's result line)
 #   prepared       with embeddings, how reindex.mk's first pass went (below)
 #
 # With embeddings, reindex.mk makes a scope in two passes so that one
@@ -34,7 +36,9 @@
 # the files that could not be converted (they stay "new" until indexed).
 # crawl.jsonl then takes that content but keeps its time, so that a run with
 # nothing new does nothing. Such a file is tried again when it changes
-# (delete crawl.jsonl to retry it sooner).
+# (delete crawl.jsonl to retry it sooner). Until it is indexed, it counts in
+# `unindexed`: kts-index's "N failed" when the index stage runs, else the
+# lines of a crawl.jsonl that the index stage has already applied.
 #
 # A scope with no index yet, or indexed with other settings (EMBED), is
 # rebuilt: a full crawl and `kts-index --reindex`. Deleting the cache folder
@@ -106,9 +110,16 @@ crawl.jsonl: FORCE
 	else
 		mv crawl.new crawl.jsonl
 	fi
+	if [[ -f index.stamp && index.stamp -nt crawl.jsonl ]]; then
+		unindexed=$$(wc -l < crawl.jsonl)
+		echo "$$unindexed" > unindexed
+		if ((unindexed > 0)); then
+			echo "# $$unindexed documents could not be indexed (crawl.jsonl lists them); each is tried again when it changes" >&2
+		fi
+	fi
 
 convert.jsonl: crawl.jsonl
-	@: > ran
+	@echo convert >> ran
 	'$(KTS)/kts-convert' --stats --threads $(THREADS) < $< > $@.new || (($$? == 1))
 	mv $@.new $@
 
@@ -121,7 +132,7 @@ embed.jsonl: chunk.jsonl
 	mv $@.new $@
 
 index.stamp: $(INDEX_INPUT)
-	@: > ran
+	@echo index >> ran
 	if $(rebuild); then again=--reindex; else again=; fi
 	status=0
 	'$(KTS)/kts-index' --no-wait $$again "$$SCOPE_DIR" < $< 2> index.err || status=$$?
@@ -129,10 +140,11 @@ index.stamp: $(INDEX_INPUT)
 	((status <= 1))
 	echo '$(SETTINGS)' > settings
 	grep -m1 ' added, ' index.err > $@.new
+	sed -n 's/.* \([0-9]*\) failed$$/\1/p' $@.new > unindexed
 	mv $@.new $@
 	rm -f index.err
 
 graph.stamp: index.stamp
-	@: > ran
+	@echo graph >> ran
 	'$(KTS)/kts-graph' --no-wait "$$SCOPE_DIR" 2>&1 | tee $@.new >&2
 	mv $@.new $@

@@ -26,9 +26,16 @@
 # not serve is embedded on its own, and its log says why.
 #
 # A failed scope does not stop the others (its failure is recorded, so -k is
-# not needed); the summary at the end names it and make exits non-zero.
+# not needed); the summary at the end names it and make exits non-zero. So
+# does a scope with documents that could not be indexed (corrupt files,
+# error records): they count, run after run, until they change and are
+# indexed. OUTCOME=FILE: the run's status goes there instead (0 all done, 1
+# a scope failed or documents could not be indexed) and make exits 0 unless
+# it fails itself (pipelines/reindex exits with it).
 # ROOT/.kts-reindex/ (or STATE=DIR) holds scopes.list, results.tsv (one line
-# per scope: result, seconds, folder, detail) and summary.txt of the last run.
+# per scope: result, seconds, folder, detail, documents not indexed) and
+# summary.txt of the last run. The detail says what ran: kts-index's counts,
+# or kts-graph's line when only the graph was brought up to date.
 # A root without a catalog (ROOT/.kts-catalog.db) gets one at the end of the
 # run. LIST=FILE (folder names, one a line) reindexes those scopes only, and
 # leaves the catalog to the caller (kts-spark's tasks run this on their share
@@ -49,7 +56,7 @@ EMBEDDERS ?=
 KTS := $(abspath $(BIN))
 
 ifndef ROOT
-$(error usage: make -f pipelines/reindex.mk ROOT=DIR [-j N] [EMBED=0] [GRAPH=0] [BIN=DIR] [THREADS=N] [EMBEDDERS=N] [LIST=FILE] [STATE=DIR])
+$(error usage: make -f pipelines/reindex.mk ROOT=DIR [-j N] [EMBED=0] [GRAPH=0] [BIN=DIR] [THREADS=N] [EMBEDDERS=N] [LIST=FILE] [STATE=DIR] [OUTCOME=FILE])
 endif
 ROOT_ABS := $(shell cd '$(ROOT)' 2>/dev/null && pwd)
 ifeq ($(ROOT_ABS),)
@@ -100,17 +107,17 @@ all: $(SCOPES)
 	@results='$(STATE)/results.tsv'
 	count() { awk -F'\t' -v r="$$1" '$$1 == r' "$$results" | wc -l; }
 	reindexed=$$(count reindexed) unchanged=$$(count unchanged) failed=$$(count failed)
-	rejected=$$(awk -F'\t' '$$1 == "reindexed" && $$4 ~ / [1-9][0-9]* failed$$/' "$$results" | wc -l)
+	unindexed=$$(awk -F'\t' '$$1 != "failed" && $$5 > 0' "$$results" | wc -l)
 	ms=$$(( ($${EPOCHREALTIME/./} - $(START)) / 1000 ))
 	{
 		printf 'reindex %s: %d scopes in %d.%03d s: %d reindexed, %d unchanged, %d failed\n' \
 			'$(ROOT_ABS)' $(SCOPE_COUNT) $$((ms / 1000)) $$((ms % 1000)) \
 			"$$reindexed" "$$unchanged" "$$failed"
-		if ((rejected > 0)); then
-			echo "  $$rejected reindexed scopes have documents that could not be indexed (see their logs)"
-		fi
 		awk -F'\t' -v root='$(ROOT_ABS)' '$$1 == "failed" {
 			printf "  failed: %s: %s (log: %s/%s/.kts/cache/reindex.log)\n", $$3, $$4, root, $$3 }' "$$results"
+		awk -F'\t' -v root='$(ROOT_ABS)' '$$1 != "failed" && $$5 > 0 {
+			printf "  not indexed: %s: %d of its documents (log: %s/%s/.kts/cache/reindex.log)\n", $$3, $$5, root, $$3 }' \
+			"$$results"
 		awk -F'\t' '$$1 == "reindexed" && ++n <= 20 { printf "  reindexed: %s: %s\n", $$3, $$4 }
 			END { if (n > 20) printf "  ... and %d more reindexed (see %s)\n", n - 20, FILENAME }' "$$results"
 	} | tee '$(STATE)/summary.txt'
@@ -120,7 +127,12 @@ all: $(SCOPES)
 		{ '$(KTS)/kts-catalog' '$(ROOT_ABS)' --quiet 2>&1 || true; } | sed 's/^/  /' \
 			| tee -a '$(STATE)/summary.txt'
 	fi
-	((failed == 0))
+	status=$$((failed > 0 || unindexed > 0))
+	if [[ -n '$(OUTCOME)' ]]; then
+		echo "$$status" > '$(OUTCOME)'
+	else
+		exit "$$status"
+	fi
 
 ifeq ($(EMBED),0)
 # One pass: all the stages of a scope in one sub-make.
@@ -174,7 +186,7 @@ endif
 $(QUIET_SCOPES): quiet
 quiet:
 	@awk 'FILENAME == ARGV[1] { quiet[$$0]; next }
-		FNR in quiet { gsub(/\t/, " "); printf "unchanged\t0.000\t%s\t\n", $$0 }' \
+		FNR in quiet { gsub(/\t/, " "); printf "unchanged\t0.000\t%s\t\t0\n", $$0 }' \
 		'$(STATE)/quiet.list' '$(STATE)/scopes.list' >> '$(STATE)/results.tsv'
 
 # (Bash builtins where possible: with 10,000 scopes, the forks of a run where
@@ -196,14 +208,26 @@ $(filter-out $(QUIET_SCOPES),$(SCOPES)): scope-%:
 	} $(LOG)"$$cache/reindex.log" 2>&1; then
 		result=unchanged
 	fi
-	# reindex-scope.mk writes `ran` when a stage after the crawl ran.
+	# reindex-scope.mk writes in `ran` the stages after the crawl that ran.
+	ran=
 	if [[ -e $$cache/ran ]]; then
+		read -r -d '' ran < "$$cache/ran" || :
 		rm -f "$$cache/ran"
 		[[ $$result == failed ]] || result=reindexed
 	fi
+	unindexed=0
+	if [[ $$result != failed ]]; then
+		read -r unindexed < "$$cache/unindexed" 2>/dev/null || unindexed=0
+	fi
 	case $$result in
 		unchanged) detail= ;;
-		reindexed) detail=$$(sed 's/^kts-index: //' "$$cache/index.stamp") ;;
+		reindexed)
+			if [[ $$ran == *index* ]]; then
+				detail=$$(sed 's/^kts-index: //' "$$cache/index.stamp")
+			else
+				detail=$$(tail -n1 "$$cache/graph.stamp")
+			fi
+			;;
 		# Why: this file's own message, else a tool's fatal error (not a
 		# document's "error (at FILE)"), else make's last word.
 		failed)
@@ -213,7 +237,8 @@ $(filter-out $(QUIET_SCOPES),$(SCOPES)): scope-%:
 			;;
 	esac
 	ms=$$(( ($${EPOCHREALTIME/./} - started + first_us) / 1000 ))
-	printf -v line '%s\t%d.%03d\t%s\t%s' "$$result" $$((ms / 1000)) $$((ms % 1000)) "$${name//$$'\t'/ }" "$${detail//$$'\t'/ }"
+	printf -v line '%s\t%d.%03d\t%s\t%s\t%s' "$$result" $$((ms / 1000)) $$((ms % 1000)) "$${name//$$'\t'/ }" \
+		"$${detail//$$'\t'/ }" "$$unindexed"
 	# One short line per append, so lines from parallel scopes do not interleave.
 	echo "$$line" >> '$(STATE)/results.tsv'
 	if [[ $$result != unchanged ]]; then

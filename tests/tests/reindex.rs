@@ -88,7 +88,7 @@ fn results(root: &Path) -> Vec<(String, String)> {
         .lines()
         .map(|line| {
             let fields: Vec<&str> = line.split('\t').collect();
-            assert_eq!(fields.len(), 4, "result line: {line:?}");
+            assert_eq!(fields.len(), 5, "result line: {line:?}");
             (fields[0].to_string(), fields[2].to_string())
         })
         .collect();
@@ -279,25 +279,40 @@ fn a_knowledge_root_is_reindexed_incrementally_scope_by_scope() {
     );
     assert_eq!(found(&alpha, "marmoset"), ["leave.md"]);
 
-    // A document that cannot be converted is an error record, not a failure:
-    // the rest of its scope is indexed, and the next run leaves it alone.
+    // A document that cannot be converted is an error record, not a failed
+    // scope: the rest of its scope is indexed, and the next run leaves it
+    // alone, but the run fails, naming the scope, as long as it is not
+    // indexed.
     write(&gamma.join("broken.docx"), "PK\u{3}\u{4} not really a zip");
     write(&gamma.join("extra.md"), "# Extra\n\nThe okapi appendix.\n");
+    let not_indexed = "not indexed: gamma_2006_HE1: 1 of its documents";
     let run = reindex(root);
-    assert!(run.status.success(), "{}", text(&run.stderr));
+    assert!(!run.status.success(), "{}", text(&run.stderr));
     assert!(
-        summary(root).contains("1 added, 0 updated, 0 deleted, 0 unchanged, 1 failed"),
+        summary(root).contains("1 added, 0 updated, 0 deleted, 0 unchanged, 1 failed")
+            && summary(root).contains(not_indexed),
         "{}",
         summary(root)
     );
     assert_eq!(found(&gamma, "okapi"), ["extra.md"]);
+    let index_written = written(&gamma);
     let run = reindex(root);
-    assert!(run.status.success(), "{}", text(&run.stderr));
+    assert!(!run.status.success(), "{}", text(&run.stderr));
     assert!(
-        summary(root).contains("0 reindexed, 3 unchanged, 0 failed"),
+        summary(root).contains("0 reindexed, 3 unchanged, 0 failed")
+            && summary(root).contains(not_indexed),
         "{}",
         summary(root)
     );
+    assert_eq!(
+        written(&gamma),
+        index_written,
+        "the document was tried again"
+    );
+    // Deleted, it no longer counts.
+    std::fs::remove_file(gamma.join("broken.docx")).unwrap();
+    let run = reindex(root);
+    assert!(run.status.success(), "{}", summary(root));
 
     // A scope whose store is damaged fails; the run goes on with the others
     // and then exits non-zero, naming it.
@@ -355,6 +370,83 @@ fn the_script_passes_its_flags_to_the_makefile() {
     assert!(!beta.join(".kts/cache/graph.stamp").exists(), "--no-graph");
     assert!(!beta.join(".kts/cache/embed.jsonl").exists(), "--no-embed");
     assert_eq!(found(&beta, "narwhal"), ["oncall.md"]);
+
+    // With the graph: only kts-graph runs, and each line says so (not the
+    // counts of the run that indexed).
+    let run = kts_tests::shell(&format!(
+        "'{}' '{}' -j 2 --no-embed --bin '{}'",
+        script.display(),
+        root.path().display(),
+        kts_tests::profile_dir().display()
+    ));
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    let stdout = text(&run.stdout);
+    assert!(
+        stdout.contains("3 reindexed, 0 unchanged, 0 failed"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(" s  Beta Team - EMEA  kts-graph: 2 documents extracted")
+            && !stdout.contains(" added, "),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn the_script_exits_1_while_documents_are_not_indexed_and_2_when_the_root_is_held() {
+    let root = knowledge_root();
+    let root = root.path();
+    write(
+        &root.join("alpha/broken.docx"),
+        "PK\u{3}\u{4} not really a zip",
+    );
+    let script = kts_tests::workspace_root().join("pipelines/reindex");
+    let run = || {
+        kts_tests::shell(&format!(
+            "'{}' '{}' -j 2 --no-embed --no-graph --bin '{}'",
+            script.display(),
+            root.display(),
+            kts_tests::profile_dir().display()
+        ))
+    };
+    // The first run, and the next ones while the document is not indexed.
+    for _ in 0..2 {
+        let output = run();
+        assert_eq!(output.status.code(), Some(1), "{}", text(&output.stderr));
+        assert!(
+            text(&output.stdout).contains("not indexed: alpha: 1 of its documents"),
+            "{}",
+            text(&output.stdout)
+        );
+        assert!(
+            !text(&output.stderr).contains("make: ***"),
+            "{}",
+            text(&output.stderr)
+        );
+    }
+    // Another run holds the root: this one stops at once.
+    let held = kts_tests::shell(&format!(
+        "flock -n '{}' '{}' '{}' --bin '{}'",
+        root.join(".kts-reindex/lock").display(),
+        script.display(),
+        root.display(),
+        kts_tests::profile_dir().display()
+    ));
+    assert_eq!(held.status.code(), Some(2), "{}", text(&held.stderr));
+    assert!(
+        text(&held.stderr).contains("another reindex of"),
+        "{}",
+        text(&held.stderr)
+    );
+    // Replaced by a document that can be read: the run succeeds.
+    std::fs::remove_file(root.join("alpha/broken.docx")).unwrap();
+    write(
+        &root.join("alpha/fixed.md"),
+        "# Fixed\n\nThe capybara note.\n",
+    );
+    let output = run();
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stdout));
+    assert_eq!(found(&root.join("alpha"), "capybara"), ["fixed.md"]);
 }
 
 /// `make -f pipelines/reindex.mk ROOT=... -j2` with embeddings (no graph),

@@ -1,14 +1,16 @@
 //! kts-spark in Spark's local mode (`local[2]`), against the one-machine
 //! pipelines on copies of the same data: whole scopes against
 //! pipelines/reindex (with a corrupt document and a locked scope), and one
-//! scope split in two partitions against the plain pipeline; then on a
-//! standalone cluster on loopback (a master and two workers), the binaries
-//! shipped as an archive, one worker killed mid-job, against local mode. The
-//! indexes must hold the same documents and chunk ids, and vectors within
-//! 1e-6. Needs PySpark (`make spark`) and Java; fails, never skips, without
-//! them.
+//! scope split in two partitions against the plain pipeline; the binaries
+//! shipped as an archive, in local mode and on a standalone cluster on
+//! loopback (a master and two workers, one killed mid-job), against local
+//! mode; an archive with a damaged model, and the errors that stop a run
+//! before Spark starts. The indexes must hold the same documents and chunk
+//! ids, and vectors within 1e-6. Needs PySpark (`make spark`) and Java;
+//! fails, never skips, without them.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -135,17 +137,22 @@ fn assert_same_index(ours: &Path, reference: &Path) {
     }
 }
 
-/// Holds the scope's writer lock (as a running kts-index would) until dropped.
+/// Holds a lock file (a scope's writer lock, as a running kts-index would;
+/// a root's, as a running reindex would) until dropped.
 struct HeldLock(std::process::Child);
 
 impl HeldLock {
-    fn on(scope: &Path) -> HeldLock {
-        std::fs::create_dir_all(scope.join(".kts")).unwrap();
-        // -o: the lock stays with flock itself, so killing it releases the lock.
+    fn on(file: &Path) -> HeldLock {
+        use std::os::unix::process::CommandExt;
+
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        // -o: the lock stays with flock itself, so killing it releases the
+        // lock; a process group of its own, so that its sleep goes with it.
         let child = Command::new("flock")
             .arg("-o")
-            .arg(scope.join(".kts/write.lock"))
+            .arg(file)
             .args(["sleep", "600"])
+            .process_group(0)
             .spawn()
             .expect("flock (util-linux) runs");
         std::thread::sleep(std::time::Duration::from_millis(300));
@@ -155,7 +162,9 @@ impl HeldLock {
 
 impl Drop for HeldLock {
     fn drop(&mut self) {
-        let _ = self.0.kill();
+        let _ = Command::new("kill")
+            .args(["-KILL", "--", &format!("-{}", self.0.id())])
+            .status();
         let _ = self.0.wait();
     }
 }
@@ -167,8 +176,8 @@ fn whole_scopes_on_spark_index_as_pipelines_reindex_does() {
     knowledge_root(&ours);
     knowledge_root(&reference);
     let _locks = [
-        HeldLock::on(&ours.join("locked")),
-        HeldLock::on(&reference.join("locked")),
+        HeldLock::on(&ours.join("locked/.kts/write.lock")),
+        HeldLock::on(&reference.join("locked/.kts/write.lock")),
     ];
 
     let reindexed = shell(&format!(
@@ -177,7 +186,8 @@ fn whole_scopes_on_spark_index_as_pipelines_reindex_does() {
         reference.display(),
         profile_dir().display()
     ));
-    assert_eq!(reindexed.status.code(), Some(2), "{reindexed:?}");
+    // A failed scope, and a document not indexed: exit 1, as kts-spark's.
+    assert_eq!(reindexed.status.code(), Some(1), "{reindexed:?}");
     // Two tasks of two scopes each: each task's scopes share one kts-embed.
     let output = kts_spark(&[ours.to_str().unwrap(), "--tasks", "2"]);
     let (stdout, stderr) = (
@@ -205,7 +215,7 @@ fn whole_scopes_on_spark_index_as_pipelines_reindex_does() {
         "{stdout}"
     );
     assert!(
-        stdout.contains("1 reindexed scopes have documents that could not be indexed"),
+        stdout.contains("not indexed: broken: 1 of its documents"),
         "{stdout}"
     );
     for scope in ["rfcs", "common", "broken"] {
@@ -245,19 +255,42 @@ fn whole_scopes_on_spark_index_as_pipelines_reindex_does() {
         stdout.contains(&format!("; {documents} documents, {chunks} chunks")),
         "{stdout}"
     );
-    let progress: Vec<_> = std::fs::read_dir(ours.join(".kts-reindex"))
-        .map(|dir| dir.map(|e| e.unwrap().file_name()).collect())
-        .unwrap_or_default();
+    let progress = || -> Vec<_> {
+        std::fs::read_dir(ours.join(".kts-reindex"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .filter(|name| name.to_string_lossy().starts_with("spark-"))
+            .collect()
+    };
     assert!(
-        progress.is_empty(),
-        "the run's progress files are left: {progress:?}"
+        progress().is_empty(),
+        "the run's progress files are left: {:?}",
+        progress()
     );
 
-    // Unchanged: nothing runs again.
+    // While another run holds the root, a run stops at once.
+    let held = HeldLock::on(&ours.join(".kts-reindex/lock"));
+    let output = kts_spark(&[ours.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("kts-spark: another reindex of "),
+        "{stderr}"
+    );
+    drop(held);
+
+    // Unchanged: nothing runs again, but the document that could not be
+    // indexed still counts. A killed run's progress files are removed.
     drop(_locks);
+    std::fs::create_dir_all(ours.join(".kts-reindex/spark-20000101T000000-1/task-0-0")).unwrap();
     let again = kts_spark(&[ours.to_str().unwrap(), "--no-graph"]);
     let stdout = String::from_utf8_lossy(&again.stdout);
-    assert!(stdout.contains("0 failed"), "{stdout}");
+    assert_eq!(again.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("0 failed") && stdout.contains("not indexed: broken: 1 of its documents"),
+        "{stdout}"
+    );
+    assert!(progress().is_empty(), "left: {:?}", progress());
 }
 
 #[test]
@@ -282,6 +315,50 @@ fn one_scope_split_on_spark_indexes_as_the_plain_pipeline_does() {
     assert_eq!(output.status.code(), Some(1), "{stdout}\n{stderr}");
     assert!(stderr.contains("2 partitions"), "{stderr}");
     assert_same_index(&ours, &reference);
+
+    // Without --split, a scope is refused: it is not a knowledge root.
+    let output = kts_spark(&[ours.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains(" is a scope (it has an index"), "{stderr}");
+
+    // A file changed, split keyword-only: the embedded index is rebuilt
+    // without vectors (not left with some chunks that have one), in at most
+    // one partition per file; the empty file still counts.
+    let changed = std::fs::read_dir(&ours)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "md") && !p.ends_with("empty.md"))
+        .unwrap();
+    std::fs::File::options()
+        .append(true)
+        .open(&changed)
+        .unwrap()
+        .write_all(b"\n\nThe tapir addendum.\n")
+        .unwrap();
+    let output = kts_spark(&[ours.to_str().unwrap(), "--split", "20", "--no-embed"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("is indexed with embeddings: rebuilt without them")
+            && stderr.contains("--split 20: 9 partitions, one per file"),
+        "{stderr}"
+    );
+    let store = kts_store::Store::open_read(&ours).unwrap();
+    let count = |sql: &str| -> i64 { store.connection().query_row(sql, [], |r| r.get(0)).unwrap() };
+    assert_eq!(count("SELECT count(*) FROM meta WHERE key = 'model_id'"), 0);
+    assert_eq!(
+        count("SELECT count(*) FROM sqlite_master WHERE name = 'chunks_vec'"),
+        0
+    );
+    assert_eq!(
+        count("SELECT count(*) FROM documents") as usize,
+        index_contents(&reference).0.len()
+    );
+    assert_eq!(
+        count("SELECT count(*) FROM chunks WHERE text LIKE '%tapir addendum%'"),
+        1
+    );
 }
 
 /// A process started as the leader of a session of its own (`setsid`), with
@@ -487,9 +564,10 @@ impl Cluster {
     }
 
     /// `spark-submit kts-spark` to this cluster, the kts binaries, models and
-    /// stages shipped as `archive`; the driver (client mode, this machine)
-    /// waits until both executors are up before the first task.
-    fn submit(&self, archive: &Path, args: &[&str]) -> Session {
+    /// stages shipped as `archive`, the driver's own binaries from `bin`; the
+    /// driver (client mode, this machine) waits until both executors are up
+    /// before the first task.
+    fn submit(&self, archive: &Path, bin: &Path, args: &[&str]) -> Session {
         let environment = Self::environment(&self.dir);
         let env: Vec<(&str, &Path)> = environment.iter().map(|(k, v)| (*k, v.as_path())).collect();
         let shipped = format!("{}#kts", archive.display());
@@ -515,10 +593,7 @@ impl Cluster {
             "--conf",
             "spark.scheduler.maxRegisteredResourcesWaitingTime=90s",
         ];
-        let (script, bin) = (
-            workspace_root().join("pipelines/spark/kts-spark.py"),
-            profile_dir(),
-        );
+        let script = workspace_root().join("pipelines/spark/kts-spark.py");
         submit.push(script.to_str().unwrap());
         submit.extend(["--archive", "kts", "--bin", bin.to_str().unwrap()]);
         submit.extend(args);
@@ -529,6 +604,100 @@ impl Cluster {
             &env,
             &self.dir.join("driver.log"),
         )
+    }
+}
+
+/// A folder of links to the `tools` of this build only: the binaries the
+/// driver runs when the executors take theirs from an archive.
+fn driver_bin(dir: &Path, tools: &[&str]) -> PathBuf {
+    std::fs::create_dir_all(dir).unwrap();
+    for tool in tools {
+        std::os::unix::fs::symlink(profile_dir().join(tool), dir.join(tool)).unwrap();
+    }
+    dir.to_path_buf()
+}
+
+/// `spark-submit --master local[2] kts-spark.py`, the binaries, models and
+/// stages shipped as `archive` (where Spark unpacks them in local mode is
+/// not the driver's working folder), the driver's own binaries from `bin`.
+/// Its output goes to `log`; it must end within `seconds`.
+fn submit_locally(
+    archive: &Path,
+    bin: &Path,
+    args: &[&str],
+    log: &Path,
+    seconds: u64,
+) -> std::process::ExitStatus {
+    let (shipped, script) = (
+        format!("{}#kts", archive.display()),
+        workspace_root().join("pipelines/spark/kts-spark.py"),
+    );
+    let mut submit = vec![
+        "--master",
+        "local[2]",
+        "--conf",
+        "spark.ui.enabled=false",
+        "--archives",
+        &shipped,
+        script.to_str().unwrap(),
+        "--archive",
+        "kts",
+        "--bin",
+        bin.to_str().unwrap(),
+    ];
+    submit.extend(args);
+    let python = venv_bin().join("python");
+    let env: [(&str, &Path); 2] = [
+        ("PYSPARK_PYTHON", &python),
+        ("SPARK_LOCAL_IP", Path::new("127.0.0.1")),
+    ];
+    let mut driver = Session::start(
+        "spark-submit",
+        &venv_bin().join("spark-submit"),
+        &submit,
+        &env,
+        log,
+    );
+    wait_for("kts-spark to end", seconds, log, || {
+        matches!(driver.leader.try_wait(), Ok(Some(_)))
+    });
+    driver.leader.wait().unwrap()
+}
+
+/// The files of a --pack archive: the binaries, the stages, and of the
+/// models only the manifests and the files of models they name.
+fn assert_packed_for_kts_embed(archive: &Path) {
+    let listed = succeeded(shell(&format!("tar tzf '{}'", archive.display())));
+    let listed = String::from_utf8_lossy(&listed.stdout).into_owned();
+    let manifests: BTreeSet<String> = std::fs::read_dir(workspace_root().join("models"))
+        .unwrap()
+        .filter_map(|e| {
+            let name = e.unwrap().file_name().into_string().unwrap();
+            name.strip_suffix(".json").map(str::to_string)
+        })
+        .collect();
+    for entry in listed.lines() {
+        let model = entry
+            .strip_prefix("models/cache/")
+            .map(|f| f.split('/').next().unwrap());
+        assert!(
+            ["bin/", "pipelines/", "models/"]
+                .iter()
+                .any(|top| entry.starts_with(top))
+                && model.is_none_or(|id| manifests.contains(id))
+                && !entry.ends_with("source.onnx"),
+            "{entry} is packed: {listed}"
+        );
+    }
+    for needed in [
+        "bin/kts-embed",
+        "pipelines/reindex.mk",
+        "models/onnxruntime.json",
+    ] {
+        assert!(
+            listed.lines().any(|l| l == needed),
+            "{needed} is not packed: {listed}"
+        );
     }
 }
 
@@ -556,15 +725,50 @@ fn a_standalone_cluster_with_the_binaries_in_an_archive_survives_a_lost_worker()
         .arg(workspace_root().join("pipelines/spark/kts-spark"))
         .arg("--pack")
         .arg(&archive)
+        .arg("--bin")
+        .arg(profile_dir())
         .output()
         .unwrap();
     assert!(packed.status.success(), "{packed:?}");
+    assert_packed_for_kts_embed(&archive);
 
     let output = kts_spark(&[local.to_str().unwrap(), "--tasks", "2"]);
     assert_eq!(output.status.code(), Some(0), "{output:?}");
 
+    // In local mode, a scope split with the archive's binaries (the driver
+    // has no others for the stages) indexes as a root's scope does.
+    let split = work.path().join("split");
+    copy_files(
+        &shared_path("corpora/tldr-pages-en/pages/common"),
+        6,
+        &split,
+    );
+    let split_bin = driver_bin(
+        &work.path().join("split-bin"),
+        &["kts-crawl", "kts-index", "kts-graph"],
+    );
+    let log = work.path().join("split.log");
+    let status = submit_locally(
+        &archive,
+        &split_bin,
+        &[split.to_str().unwrap(), "--split", "2"],
+        &log,
+        180,
+    );
+    assert!(
+        status.success(),
+        "{}",
+        std::fs::read_to_string(&log).unwrap()
+    );
+    assert_same_index(&split, &local.join("a"));
+
     let mut cluster = Cluster::start(&work.path().join("spark"));
-    let mut driver = cluster.submit(&archive, &[ours.to_str().unwrap(), "--tasks", "2"]);
+    let driver_bin = driver_bin(&work.path().join("driver-bin"), &["kts-catalog"]);
+    let mut driver = cluster.submit(
+        &archive,
+        &driver_bin,
+        &[ours.to_str().unwrap(), "--tasks", "2"],
+    );
     // As soon as worker 2 runs a task's stages, it goes down with them.
     let worker_log = cluster.dir.join("worker2.log");
     wait_for("worker 2 to run a task", 120, &worker_log, || {
@@ -603,5 +807,94 @@ fn a_standalone_cluster_with_the_binaries_in_an_archive_survives_a_lost_worker()
     assert!(
         !unpacked.stdout.is_empty(),
         "no archive unpacked on worker 1"
+    );
+}
+
+#[test]
+fn a_damaged_model_in_the_archive_stops_the_run_with_exit_2() {
+    let work = tempfile::tempdir().unwrap();
+    // An archive whose one model file is not the one its manifest pins.
+    let shipped = work.path().join("shipped");
+    std::fs::create_dir_all(shipped.join("models/cache/tiny")).unwrap();
+    std::fs::write(
+        shipped.join("models/tiny.json"),
+        format!(
+            r#"{{"id": "tiny", "model": "model.onnx", "tokenizer": "model.onnx",
+                "files": [{{"name": "model.onnx", "sha256": "{}"}}]}}"#,
+            "0".repeat(64)
+        ),
+    )
+    .unwrap();
+    std::fs::write(shipped.join("models/cache/tiny/model.onnx"), "damaged").unwrap();
+    let archive = work.path().join("damaged.tar.gz");
+    succeeded(shell(&format!(
+        "tar czf '{}' -C '{}' models",
+        archive.display(),
+        shipped.display()
+    )));
+    let root = work.path().join("root");
+    let tldr = shared_path("corpora/tldr-pages-en/pages");
+    copy_files(&tldr.join("common"), 3, &root.join("a"));
+    copy_files(&tldr.join("linux"), 3, &root.join("b"));
+
+    // Split (the stages never start, nothing waits on them) and whole scopes.
+    let split = root.join("a");
+    for (name, args) in [
+        ("split", vec![split.to_str().unwrap(), "--split", "2"]),
+        ("root", vec![root.to_str().unwrap()]),
+    ] {
+        let log = work.path().join(format!("{name}.log"));
+        let status = submit_locally(&archive, &profile_dir(), &args, &log, 180);
+        let log = std::fs::read_to_string(&log).unwrap();
+        assert_eq!(status.code(), Some(2), "{name}: {log}");
+        let said = log
+            .lines()
+            .find(|l| l.starts_with("kts-spark: the Spark job failed: "))
+            .unwrap_or_else(|| panic!("{name}: {log}"));
+        assert!(
+            said.ends_with("/kts/models/cache/tiny/model.onnx arrived damaged: its SHA-256 is not the manifest's"),
+            "{name}: {said}"
+        );
+    }
+}
+
+#[test]
+fn errors_that_stop_a_run_are_one_line_and_exit_2() {
+    let work = tempfile::tempdir().unwrap();
+    let scope = work.path().join("scope");
+    copy_files(&shared_path("corpora/rust-rfcs/text"), 1, &scope);
+    let (file, missing) = (work.path().join("a-file"), work.path().join("missing"));
+    std::fs::write(&file, "").unwrap();
+    let archive = missing.join("kts.tar.gz");
+    let [root, scope, file, missing, archive] =
+        [work.path(), &scope, &file, &missing, &archive].map(|p| p.to_str().unwrap());
+    for (args, says) in [
+        (
+            vec![scope, "--split", "2", "--work", file],
+            format!("kts-spark: --work {file} is not a folder"),
+        ),
+        (
+            vec![root, "--bin", missing],
+            format!(
+                "kts-spark: kts-crawl, kts-convert, kts-chunk, kts-embed, kts-index, kts-graph, \
+                     kts-catalog not in {missing}: build them (cargo build --release --bins) or give --bin"
+            ),
+        ),
+        (
+            vec!["--pack", archive],
+            format!("kts-spark: cannot write {archive}: No such file or directory"),
+        ),
+    ] {
+        let output = kts_spark(&args);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.trim_end(), says, "{args:?}");
+    }
+    let output = kts_spark(&[missing]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&format!("{missing} is not a folder")),
+        "{stderr}"
     );
 }
