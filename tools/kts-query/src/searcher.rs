@@ -393,8 +393,7 @@ impl Searcher {
         {
             return Ok(false);
         }
-        let (documents, _) = self.store.counts()?;
-        Ok(documents > found)
+        Ok(self.store.document_count()? > found)
     }
 
     fn search_in_one_state(

@@ -28,11 +28,20 @@ fn scope() -> tempfile::TempDir {
     for (name, text) in [("auth.md", AUTH), ("faq.md", FAQ), ("notes.md", OTHER)] {
         std::fs::write(scope.path().join(name), text).unwrap();
     }
-    let dir = scope.path().display();
+    index(scope.path());
     kts_tests::succeeded(kts_tests::shell(&format!(
-        "kts-crawl '{dir}' | kts-convert | kts-chunk | kts-index '{dir}' && kts-graph '{dir}' --quiet"
+        "kts-graph '{}' --quiet",
+        scope.path().display()
     )));
     scope
+}
+
+/// Brings the scope's index (not its graph) up to date, keywords only.
+fn index(scope: &Path) {
+    let dir = scope.display();
+    kts_tests::succeeded(kts_tests::shell(&format!(
+        "kts-crawl '{dir}' | kts-convert | kts-chunk | kts-index '{dir}' --quiet"
+    )));
 }
 
 fn query(scope: &Path, flags: &str) -> Vec<Value> {
@@ -133,9 +142,7 @@ fn a_graph_that_lags_the_index_or_is_missing_is_a_warning() {
         "# Notes\n\nThe Warden replaced it.\n",
     )
     .unwrap();
-    kts_tests::succeeded(kts_tests::shell(&format!(
-        "kts-crawl '{dir}' | kts-convert | kts-chunk | kts-index '{dir}' --quiet"
-    )));
+    index(scope.path());
     let context = kts_tests::succeeded(kts_tests::shell(&format!(
         "kts-query '{dir}' 'what is the AuthService' --mode bm25 --context"
     )));
@@ -146,9 +153,7 @@ fn a_graph_that_lags_the_index_or_is_missing_is_a_warning() {
     );
 
     std::fs::remove_dir_all(scope.path().join(".kts")).unwrap();
-    kts_tests::succeeded(kts_tests::shell(&format!(
-        "kts-crawl '{dir}' | kts-convert | kts-chunk | kts-index '{dir}' --quiet"
-    )));
+    index(scope.path());
     let graph_step = kts_tests::succeeded(kts_tests::shell(&format!(
         "kts-query '{dir}' 'AuthService' --mode bm25 --graph"
     )));

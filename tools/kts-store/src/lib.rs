@@ -217,13 +217,18 @@ impl Store {
 
     /// Number of documents and chunks in the store.
     pub fn counts(&self) -> anyhow::Result<(usize, usize)> {
-        let docs: i64 = self
-            .conn
-            .query_row("SELECT count(*) FROM documents", [], |r| r.get(0))?;
         let chunks: i64 = self
             .conn
             .query_row("SELECT count(*) FROM chunks", [], |r| r.get(0))?;
-        Ok((docs as usize, chunks as usize))
+        Ok((self.document_count()?, chunks as usize))
+    }
+
+    /// Number of documents in the store (without counting the chunks).
+    pub fn document_count(&self) -> anyhow::Result<usize> {
+        let docs: i64 = self
+            .conn
+            .query_row("SELECT count(*) FROM documents", [], |r| r.get(0))?;
+        Ok(docs as usize)
     }
 
     /// What changes whenever the index does, for a reader kept open: SQLite's

@@ -17,6 +17,7 @@ use quick_xml::Reader;
 use quick_xml::events::{BytesText, Event};
 use serde_json::Value;
 
+use super::one_line;
 use super::ooxml::{self, Element, Package, Relationship};
 use super::table;
 use super::{Context, ConvertError, Converted};
@@ -695,11 +696,6 @@ fn string_of(v: Value) -> Option<String> {
         Value::String(s) => Some(s),
         _ => None,
     }
-}
-
-/// Collapses whitespace (line breaks included) to single spaces.
-fn one_line(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// The character of a `w:sym`; symbol-font code points (F0xx) have no

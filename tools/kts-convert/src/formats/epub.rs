@@ -13,6 +13,7 @@ use std::collections::HashMap;
 use kts_record::ErrorCode;
 use serde_json::{Map, Value};
 
+use super::one_line;
 use super::ooxml::{Element, Package};
 use super::{Context, ConvertError, Converted, html};
 
@@ -230,10 +231,6 @@ fn percent_decode(text: &str) -> String {
         }
     }
     String::from_utf8_lossy(&out).into_owned()
-}
-
-fn one_line(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 #[cfg(test)]

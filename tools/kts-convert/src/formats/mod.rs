@@ -78,6 +78,11 @@ pub fn keyword_text(format: Format, markdown: &str) -> &str {
     }
 }
 
+/// Collapses whitespace (line breaks included) to single spaces.
+pub(crate) fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
 /// Adds warnings to a document's properties (`warnings`, shown by kts-convert
 /// with the file's name).
 pub fn add_warnings(

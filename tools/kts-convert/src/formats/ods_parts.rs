@@ -10,6 +10,7 @@ use std::io::BufRead;
 use quick_xml::Reader;
 use quick_xml::events::{BytesStart, Event};
 
+use super::one_line;
 use super::ooxml::{self, Package};
 use super::sheet_layout::CellComment;
 
@@ -263,8 +264,4 @@ fn count_attr(e: &BytesStart, name: &[u8]) -> u32 {
         .and_then(|n| n.parse::<u32>().ok())
         .unwrap_or(1)
         .max(1)
-}
-
-fn one_line(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }

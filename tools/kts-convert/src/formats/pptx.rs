@@ -8,6 +8,7 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
+use super::one_line;
 use super::ooxml::{self, Element, Package, Relationship};
 use super::table;
 use super::{Context, ConvertError, Converted};
@@ -571,10 +572,6 @@ fn table_rows(table: &Element) -> Vec<Vec<String>> {
 
 fn is_true(v: &str) -> bool {
     v == "1" || v.eq_ignore_ascii_case("true")
-}
-
-fn one_line(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 #[cfg(test)]

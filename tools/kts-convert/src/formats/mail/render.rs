@@ -4,6 +4,7 @@
 use super::super::html;
 use super::super::table::markdown_table;
 use super::Mail;
+use crate::formats::one_line;
 
 pub struct Headers<'a> {
     pub from: &'a [String],
@@ -114,10 +115,6 @@ fn human_size(bytes: u64) -> String {
         1024..1_048_576 => format!("{:.1} KB", bytes as f64 / 1024.0),
         _ => format!("{:.1} MB", bytes as f64 / 1_048_576.0),
     }
-}
-
-fn one_line(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// The body as a reader would want it. An HTML body is converted to Markdown

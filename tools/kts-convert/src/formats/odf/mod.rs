@@ -15,7 +15,7 @@ use kts_record::ErrorCode;
 use serde_json::{Map, Value};
 
 use super::ooxml::{self, Element, Package};
-use super::{Context, ConvertError, Converted};
+use super::{Context, ConvertError, Converted, one_line};
 
 use styles::Styles;
 
@@ -148,8 +148,5 @@ pub(super) fn meta_properties(meta: &Element) -> (Option<String>, Map<String, Va
     (title, properties)
 }
 
-fn one_line(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
-}
 #[cfg(test)]
 mod tests;
