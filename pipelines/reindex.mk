@@ -71,7 +71,7 @@ START := $(shell date +%s%6N)
 ifdef LIST
 LIST_SCOPES := cat '$(abspath $(LIST))'
 else
-LIST_SCOPES := find . -mindepth 1 -maxdepth 1 -type d ! -name '.*' ! -name $$'*\n*' -printf '%f\n'
+LIST_SCOPES := find . -mindepth 1 -maxdepth 1 -xtype d ! -name '.*' ! -name $$'*\n*' -printf '%f\n'
 endif
 # Listed while make reads this file, as the scopes are its targets.
 SCOPE_COUNT := $(shell mkdir -p '$(STATE)' && cd '$(ROOT_ABS)' \

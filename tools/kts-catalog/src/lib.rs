@@ -88,12 +88,13 @@ on its own (ROOT/NAME/.kts/kts.db). Without --list or --search, rebuilds the
 catalog ROOT/.kts-catalog.db from every scope, in one transaction (a crash
 leaves the previous catalog), and prints a summary on stderr. Each row holds
 the scope's slug (its folder name in lowercase, spaces and hyphens as _,
-other characters dropped; folders giving the same slug get _2, _3 in name
-order), folder, document and chunk counts, doc types, the years its titles,
-paths and dates name, the entities of its knowledge graph (kts-graph) and the
-keywords the most documents use, its model and when it was last indexed.
-Folders without an index are not listed; a scope that cannot be read
-(corrupt, unfinished, another format) is reported and left out (exit 1).
+letters and digits of any script kept, other characters dropped; folders
+giving the same slug get _2, _3 in name order), folder, document and chunk
+counts, doc types, the years its titles, paths and dates name, the entities
+of its knowledge graph (kts-graph) and the keywords the most documents use,
+its model and when it was last indexed. Folders without an index are not
+listed; a scope that cannot be read (corrupt, unfinished, another format) is
+reported and left out (exit 1).
 
 Once the catalog exists, kts-index updates the row of the scope it indexed.
 

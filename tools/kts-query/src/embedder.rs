@@ -70,9 +70,7 @@ impl ModelChoice {
             return Ok(());
         };
         if store_model != asked {
-            let dims = kts_embed::Manifest::load(&self.models_dir()?, asked)
-                .map(|m| m.dims)
-                .unwrap_or(0);
+            let dims = kts_embed::Manifest::load(&self.models_dir()?, asked)?.dims;
             return Err(mismatch(meta, scope, asked, dims).into());
         }
         Ok(())

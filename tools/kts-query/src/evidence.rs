@@ -604,9 +604,11 @@ fn citation(hit: &HitRecord, claim: &str, lexical_only: bool) -> EvidenceCitatio
     }
 }
 
-/// Scores rounded to 4 decimals, as they are written.
+/// Scores rounded to 4 decimals, as they are written. A tiny negative
+/// cosine would round to -0.0, which JSON writes as `-0.0`; adding 0.0 makes
+/// it 0.0.
 fn round(x: f64) -> f64 {
-    (x * 1e4).round() / 1e4
+    (x * 1e4).round() / 1e4 + 0.0
 }
 
 /// The evidence check of one answer.
@@ -866,5 +868,17 @@ pub fn parse_ratio(text: &str) -> Result<f64, String> {
         Ok(value)
     } else {
         Err(format!("{value} is not between 0 and 1"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tiny_negative_score_is_written_as_zero() {
+        let written = serde_json::to_string(&round(-0.00001)).unwrap();
+        assert_eq!(written, "0.0");
+        assert_eq!(round(0.123456), 0.1235);
     }
 }

@@ -521,7 +521,9 @@ fn every_hit_validates_against_the_schema() {
 
 #[test]
 fn another_model_than_the_index_is_refused() {
-    let (output, hits) = query(scope(), &["parking", "--model", "bge-small-en"], "");
+    let other_model = "all-minilm-l6-v2-int8";
+    assert_ne!(other_model, kts_embed::DEFAULT_MODEL);
+    let (output, hits) = query(scope(), &["parking", "--model", other_model], "");
     assert_eq!(output.status.code(), Some(2));
     assert!(hits.is_empty());
     let stderr = String::from_utf8_lossy(&output.stderr);
@@ -529,6 +531,16 @@ fn another_model_than_the_index_is_refused() {
         stderr.starts_with("kts-query: error: the index of")
             && stderr.contains(kts_embed::DEFAULT_MODEL)
             && stderr.contains("re-index"),
+        "{stderr}"
+    );
+    // A model that does not exist is named as such, not advised to re-index with.
+    let (output, _) = query(scope(), &["parking", "--model", "bge-small-en"], "");
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("no model manifest")
+            && stderr.contains(kts_embed::DEFAULT_MODEL)
+            && !stderr.contains("re-index"),
         "{stderr}"
     );
     // In a batch, that question fails alone.

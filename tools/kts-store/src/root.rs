@@ -34,7 +34,8 @@ pub fn is_scope(dir: &Path) -> bool {
 }
 
 /// The immediate sub-folders of `root` (hidden ones and `.kts` left out), in
-/// name order, with unique slugs.
+/// name order, with unique slugs. A link to a folder is a scope too: linking
+/// a folder into a root is how one adds it without moving it.
 pub fn discover_scopes(root: &Path) -> anyhow::Result<Scopes> {
     let mut folders: Vec<(String, PathBuf)> = Vec::new();
     for entry in std::fs::read_dir(root)
@@ -42,7 +43,7 @@ pub fn discover_scopes(root: &Path) -> anyhow::Result<Scopes> {
     {
         let entry = entry?;
         let name = entry.file_name().to_string_lossy().into_owned();
-        if name.starts_with('.') || !entry.file_type()?.is_dir() {
+        if name.starts_with('.') || !entry.path().is_dir() {
             continue;
         }
         folders.push((name, entry.path()));
@@ -101,5 +102,24 @@ mod tests {
         );
         assert_eq!(found.collisions["hr_policies"].len(), 3);
         assert!(found.scopes[1].indexed && !found.scopes[0].indexed);
+    }
+
+    #[test]
+    fn a_linked_folder_is_a_scope_and_a_linked_file_is_not() {
+        let root = tempfile::tempdir().unwrap();
+        let elsewhere = tempfile::tempdir().unwrap();
+        std::fs::create_dir(elsewhere.path().join("Legal")).unwrap();
+        std::fs::write(elsewhere.path().join("notes.txt"), "").unwrap();
+        std::os::unix::fs::symlink(elsewhere.path().join("Legal"), root.path().join("Legal"))
+            .unwrap();
+        std::os::unix::fs::symlink(
+            elsewhere.path().join("notes.txt"),
+            root.path().join("notes"),
+        )
+        .unwrap();
+        std::os::unix::fs::symlink(root.path().join("gone"), root.path().join("Dangling")).unwrap();
+        let found = discover_scopes(root.path()).unwrap();
+        let slugs: Vec<&str> = found.scopes.iter().map(|s| s.slug.as_str()).collect();
+        assert_eq!(slugs, ["legal"]);
     }
 }

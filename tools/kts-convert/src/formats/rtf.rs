@@ -63,6 +63,8 @@ const INFO_FIELDS: [(&str, &str); 5] = [
 #[derive(Clone, Copy, PartialEq)]
 enum Sink {
     Body,
+    /// A `\footnote` group: its text is written at the end as `[^N]: …`.
+    Footnote,
     Skip,
     /// An `\info` field, by its index in [`INFO_FIELDS`].
     Info(usize),
@@ -88,6 +90,9 @@ struct Reader {
     rows: Vec<Vec<String>>,
     blocks: Vec<String>,
     info: Vec<String>,
+    /// The footnote being read, and the texts of those read.
+    footnote: String,
+    footnotes: Vec<String>,
     /// The first half of a surrogate pair, waiting for the second.
     high_surrogate: Option<u32>,
 }
@@ -104,6 +109,8 @@ impl Reader {
             rows: Vec::new(),
             blocks: Vec::new(),
             info: vec![String::new(); INFO_FIELDS.len()],
+            footnote: String::new(),
+            footnotes: Vec::new(),
             high_surrogate: None,
         }
     }
@@ -129,9 +136,23 @@ impl Reader {
                 }
                 self.paragraph.push_str(text);
             }
+            Sink::Footnote => self.footnote.push_str(text),
             Sink::Info(field) => self.info[field].push_str(text),
             Sink::Skip | Sink::InfoOther => {}
         }
+    }
+
+    /// Ends a `\footnote` group: its mark goes where the group stood, in the
+    /// text of the group around it.
+    fn end_footnote(&mut self, outer: Sink) {
+        self.flush_bytes(Sink::Footnote);
+        let text = std::mem::take(&mut self.footnote);
+        let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        if text.is_empty() {
+            return;
+        }
+        self.footnotes.push(text);
+        self.text(outer, &format!("[^{}]", self.footnotes.len()));
     }
 
     fn byte(&mut self, sink: Sink, byte: u8) {
@@ -200,12 +221,11 @@ impl Reader {
         let text = match word {
             "par" | "sect" | "page" => {
                 self.flush_bytes(sink);
-                if sink == Sink::Body {
-                    if self.in_table {
-                        self.paragraph.push(' ');
-                    } else {
-                        self.end_paragraph();
-                    }
+                match sink {
+                    Sink::Body if self.in_table => self.paragraph.push(' '),
+                    Sink::Body => self.end_paragraph(),
+                    Sink::Footnote => self.footnote.push(' '),
+                    _ => {}
                 }
                 None
             }
@@ -293,7 +313,10 @@ impl Reader {
     }
 
     fn finish(mut self, sink: Sink) -> (Vec<String>, Vec<String>) {
-        self.flush_bytes(sink);
+        match sink {
+            Sink::Footnote => self.end_footnote(Sink::Body),
+            _ => self.flush_bytes(sink),
+        }
         self.in_table = false;
         if !self.row.is_empty() || !self.paragraph.trim().is_empty() && !self.rows.is_empty() {
             self.end_row();
@@ -301,6 +324,9 @@ impl Reader {
         self.end_paragraph();
         if !self.rows.is_empty() {
             self.flush_table();
+        }
+        for (number, text) in self.footnotes.iter().enumerate() {
+            self.blocks.push(format!("[^{}]: {text}", number + 1));
         }
         (self.blocks, self.info)
     }
@@ -384,7 +410,12 @@ fn read(rtf: &[u8]) -> (Vec<String>, Vec<String>, bool) {
             b'}' => {
                 reader.flush_bytes(state.sink);
                 match stack.pop() {
-                    Some(outer) => state = outer,
+                    Some(outer) => {
+                        if state.sink == Sink::Footnote && outer.sink != Sink::Footnote {
+                            reader.end_footnote(outer.sink);
+                        }
+                        state = outer;
+                    }
                     None => unbalanced = true,
                 }
                 skip_fallback = 0;
@@ -408,6 +439,8 @@ fn read(rtf: &[u8]) -> (Vec<String>, Vec<String>, bool) {
                             state.sink = Sink::Skip;
                         } else if group_start && word == "info" {
                             state.sink = Sink::InfoOther;
+                        } else if group_start && word == "footnote" && state.sink == Sink::Body {
+                            state.sink = Sink::Footnote;
                         } else if let (true, Sink::InfoOther) = (group_start, state.sink)
                             && let Some(field) = INFO_FIELDS.iter().position(|(w, _)| *w == word)
                         {
@@ -573,6 +606,24 @@ Caf\'e9 \u8364?5 a day \u-10179?\u-8704? ok.\line Next line\tab end.\par
         assert_eq!(converted.title.as_deref(), Some("Leave policy"));
         assert_eq!(converted.properties["author"], "Ann Lee");
         assert!(converted.properties.get("warnings").is_none());
+    }
+
+    #[test]
+    fn footnotes_are_marked_in_the_text_and_written_at_the_end() {
+        let rtf = br"{\rtf1\ansi Leave is 25 days{\super\chftn}{\footnote\pard\plain{\super\chftn} Pro rata in the first year.\par Ask HR.} a year.\par
+Carry-over is allowed{\super\chftn}{\footnote {\super\chftn} Up to 5 days.}.\par}";
+        assert_eq!(
+            convert(rtf).unwrap().markdown,
+            "Leave is 25 days[^1] a year.\n\nCarry-over is allowed[^2].\n\n\
+             [^1]: Pro rata in the first year. Ask HR.\n\n[^2]: Up to 5 days.\n"
+        );
+        let cut = br"{\rtf1\ansi Text{\footnote Cut short";
+        assert!(
+            convert(cut)
+                .unwrap()
+                .markdown
+                .contains("Text[^1]\n\n[^1]: Cut short")
+        );
     }
 
     #[test]
