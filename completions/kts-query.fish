@@ -1,5 +1,5 @@
 complete -c kts-query -l scope -d 'In a knowledge root: ask this scope (by slug; repeatable)' -r
-complete -c kts-query -l max-scopes -d 'In a knowledge root: most scopes a question may fan out to' -r
+complete -c kts-query -l max-scopes -d 'In a knowledge root: most scopes a question may fan out to; a root of more scopes is narrowed by its catalog' -r
 complete -c kts-query -l mode -r -f -a "bm25\t''
 vector\t''
 hybrid\t''"

@@ -67,10 +67,11 @@ DIR may be a knowledge root, a folder whose sub-folders are scopes (slugs
 from their names: lowercase, spaces and hyphens to _). \"/slug question\" or
 --scope SLUG asks that scope only (with --scope, a leading /word is a word),
 \"/slug /doctype question\" also filters by doc type, and --context,
---evidence, --explain and --ledger work on the scope so named; a question naming every word of a scope's slug goes to it;
-otherwise, when the root has a catalog (kts-catalog ROOT), to the scopes the
-catalog matches with at least half the best match's score; else to every
-scope. All in parallel; more than --max-scopes: exit 2. Hits are merged by
+--evidence, --explain and --ledger work on the scope so named; a question
+naming every word of a scope's slug goes to it; any other to every scope
+when there are at most --max-scopes, else to the scopes the root's catalog
+(kts-catalog ROOT) matches with at least half the best match's score. All in
+parallel; more than --max-scopes: exit 2. Hits are merged by
 confidence (each scope's order kept; the score is that confidence) and name
 their scope (in text, before the path); a scope that fails is
 skipped with a warning; a reranker runs once, over the merged hits.
@@ -132,7 +133,8 @@ pub struct Args {
     #[arg(long, conflicts_with_all = ["batch", "context", "evidence"])]
     pub count_by_scope: bool,
 
-    /// In a knowledge root: most scopes a question may fan out to.
+    /// In a knowledge root: most scopes a question may fan out to; a root of
+    /// more scopes is narrowed by its catalog.
     #[arg(long, value_name = "N", default_value_t = 100)]
     pub max_scopes: usize,
 
@@ -368,6 +370,9 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         }
         Some(question) => {
             let hits = answer(&mut searcher, &args, &messages, &mut out, question, None)?;
+            if hits.is_empty() && args.format == OutputFormat::Jsonl {
+                messages.warn("no results");
+            }
             emit(&mut out, args.format, &hits, None, false)?;
         }
         None => run_batch(&mut searcher, &mut out, &args, &messages)?,
@@ -465,6 +470,9 @@ fn run_root(args: &Args, messages: &Messages, out: &mut JsonlWriter) -> anyhow::
         return write_scope_counts(&found, args.format, out);
     }
     let hits = root.search(&route, None)?;
+    if hits.is_empty() && args.format == OutputFormat::Jsonl {
+        messages.warn("no results");
+    }
     emit(out, args.format, &hits, None, true)
 }
 
@@ -643,36 +651,43 @@ fn for_each_batch_query(
             continue;
         }
         let rejected = match serde_json::from_str::<BatchQuery>(&line) {
-            Err(e) if e.is_syntax() || e.is_eof() => Err((ErrorCode::BadJson, e.to_string())),
-            Err(e) => Err((ErrorCode::BadRecord, e.to_string())),
-            Ok(query) if query.text.trim().is_empty() => Err((
-                ErrorCode::BadRecord,
-                "the question (text) is empty".to_string(),
-            )),
-            Ok(query) => Ok(query),
+            Err(e) if e.is_syntax() || e.is_eof() => Err((ErrorCode::BadJson, e.to_string(), None)),
+            Err(e) => Err((ErrorCode::BadRecord, e.to_string(), None)),
+            Ok(query) => match unsearchable(&query.text) {
+                Some(why) => Err((ErrorCode::BadRecord, why, Some(query_id(&query)))),
+                None => Ok(query),
+            },
         };
         let query = match rejected {
             Ok(query) => query,
-            Err((code, message)) => {
-                let error = messages.reject_record(&format!("stdin:{number}"), code, &message);
+            Err((code, message, id)) => {
+                let mut error = messages.reject_record(&format!("stdin:{number}"), code, &message);
+                error.query_id = id;
                 write_error(out, format, &error)?;
                 continue;
             }
         };
-        let id = match &query.id {
-            serde_json::Value::String(s) => s.clone(),
-            other => other.to_string(),
-        };
+        let id = query_id(&query);
         if let Err(error) = answer_one(out, query, &id) {
             let Some(unusable) = error.downcast_ref::<UnusableEmbedding>() else {
                 return Err(error);
             };
             let at = format!("stdin:{number}");
-            let error = messages.reject_record(&at, ErrorCode::BadRecord, &unusable.to_string());
+            let mut error =
+                messages.reject_record(&at, ErrorCode::BadRecord, &unusable.to_string());
+            error.query_id = Some(id);
             write_error(out, format, &error)?;
         }
     }
     Ok(())
+}
+
+/// A batch query's id: a string as is, any other JSON value as JSON.
+fn query_id(query: &BatchQuery) -> String {
+    match &query.id {
+        serde_json::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
 }
 
 /// Why a question cannot be routed, and what the flags can do about it.
@@ -701,10 +716,19 @@ fn write_error(
 
 /// A question with something to search for (clap's check of QUESTION).
 fn not_blank(question: &str) -> Result<String, String> {
+    unsearchable(question).map_or(Ok(question.to_string()), Err)
+}
+
+/// Why a question cannot be searched: it is empty, or has no letter or digit.
+fn unsearchable(question: &str) -> Option<String> {
     if question.trim().is_empty() {
-        Err("the question is empty".into())
+        Some("the question is empty".into())
+    } else if !question.chars().any(char::is_alphanumeric) {
+        Some(format!(
+            "the question {question:?} has no words to search for"
+        ))
     } else {
-        Ok(question.to_string())
+        None
     }
 }
 

@@ -360,7 +360,25 @@ fn is_abbreviation(before: &[char]) -> bool {
         .into_iter()
         .rev()
         .collect();
-    ABBREVIATIONS.contains(&word.to_lowercase().as_str())
+    let word = word.to_lowercase();
+    // "250 ms." ends on a unit, not on the title "Ms.".
+    if word == "ms" && previous_word_is_number(&before[..before.len() - 2]) {
+        return false;
+    }
+    ABBREVIATIONS.contains(&word.as_str())
+}
+
+fn previous_word_is_number(before: &[char]) -> bool {
+    let word: Vec<&char> = before
+        .iter()
+        .rev()
+        .skip_while(|c| c.is_whitespace())
+        .take_while(|c| !c.is_whitespace())
+        .collect();
+    !word.is_empty()
+        && word
+            .iter()
+            .all(|c| c.is_ascii_digit() || matches!(c, '.' | ','))
 }
 
 fn word_count(text: &str) -> usize {
@@ -476,38 +494,36 @@ fn names(claim: &str) -> HashSet<String> {
 pub const NAME_WEIGHT: f64 = 2.0;
 
 /// The share of the claim's [`content_words`] that `text` contains, from 0
-/// to 1, names counting [`NAME_WEIGHT`] times; and the share of its numbers
-/// and codes it contains (1 when the claim has none).
-pub fn lexical_coverage(claim: &str, text: &str) -> (f64, f64) {
+/// to 1, names counting [`NAME_WEIGHT`] times; and whether it contains every
+/// number and code of the claim.
+pub fn lexical_coverage(claim: &str, text: &str) -> (f64, bool) {
     let words = content_words(claim);
     if words.is_empty() {
-        return (0.0, 1.0);
+        return (0.0, true);
     }
     let names = names(claim);
     let chunk = ChunkWords::new(text);
     let weight = |w: &String| if names.contains(w) { NAME_WEIGHT } else { 1.0 };
     let total: f64 = words.iter().map(weight).sum();
     let found: f64 = words.iter().filter(|w| chunk.contains(w)).map(weight).sum();
-    let numbers: Vec<&String> = words.iter().filter(|w| is_number(w)).collect();
-    let numbers_found = numbers.iter().filter(|w| chunk.contains(w)).count();
-    let number_share = if numbers.is_empty() {
-        1.0
-    } else {
-        numbers_found as f64 / numbers.len() as f64
-    };
-    (found / total, number_share)
+    let every_number = words
+        .iter()
+        .filter(|w| is_number(w))
+        .all(|w| chunk.contains(w));
+    (found / total, every_number)
 }
 
 /// The support score, from 0 to 1: `VECTOR_WEIGHT × cosine + (1 −
 /// VECTOR_WEIGHT) × lexical` (the lexical coverage alone when there is no
-/// cosine, in BM25 mode), times the share of the claim's numbers and codes
-/// the chunk contains: a chunk saying "25 days" does not support "40 days".
-pub fn support(cosine: Option<f64>, lexical: f64, number_share: f64) -> f64 {
+/// cosine, in BM25 mode), times 1 when the chunk contains every number and
+/// code of the claim, else 0: a chunk saying "25 days" does not support
+/// "40 days", nor "25 days, 40 in the second year".
+pub fn support(cosine: Option<f64>, lexical: f64, every_number: bool) -> f64 {
     let blended = match cosine {
         Some(cosine) => VECTOR_WEIGHT * cosine.clamp(0.0, 1.0) + (1.0 - VECTOR_WEIGHT) * lexical,
         None => lexical,
     };
-    blended * number_share
+    if every_number { blended } else { 0.0 }
 }
 
 /// The rewritten query of the retry: the question, then the claim's content
@@ -589,7 +605,7 @@ fn citation(hit: &HitRecord, claim: &str, lexical_only: bool) -> EvidenceCitatio
         None if lexical_only => None,
         None => Some(0.0),
     };
-    let (lexical, number_share) = lexical_coverage(claim, &hit.text);
+    let (lexical, every_number) = lexical_coverage(claim, &hit.text);
     EvidenceCitation {
         path: hit.path.clone(),
         chunk_id: hit.chunk_id.clone(),
@@ -598,7 +614,7 @@ fn citation(hit: &HitRecord, claim: &str, lexical_only: bool) -> EvidenceCitatio
         end: hit.end,
         page: hit.page,
         slide: hit.slide,
-        score: round(support(cosine, lexical, number_share)),
+        score: round(support(cosine, lexical, every_number)),
         vector: cosine.map(round),
         lexical: round(lexical),
     }
@@ -874,6 +890,18 @@ pub fn parse_ratio(text: &str) -> Result<f64, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_number_followed_by_ms_ends_a_sentence_and_the_title_does_not() {
+        assert_eq!(
+            sentences("Requests fail after 250 ms. The limit is 400. Ask Ms. Smith first."),
+            [
+                "Requests fail after 250 ms.",
+                "The limit is 400.",
+                "Ask Ms. Smith first."
+            ]
+        );
+    }
 
     #[test]
     fn a_tiny_negative_score_is_written_as_zero() {

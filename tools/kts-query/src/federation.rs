@@ -161,33 +161,13 @@ pub fn route(
             question: rest,
         });
     }
-    if let Some(catalog) = catalog {
-        let matches = catalog
-            .search_slugs(question, max_scopes + 1)
-            .map_err(|e| RouteError::Other(format!("cannot search the catalog: {e:#}")))?;
-        let best = matches.first().map_or(0.0, |(_, score)| *score);
-        let scopes: Vec<ScopeEntry> = matches
-            .iter()
-            .filter(|(_, score)| *score >= best * CATALOG_SHARE_OF_BEST)
-            .filter_map(|(slug, _)| indexed.iter().find(|s| s.slug == *slug))
-            .map(|s| (*s).clone())
-            .collect();
-        if scopes.len() > max_scopes {
-            return Err(too_many(
-                &format!("more than {max_scopes} scopes of the catalog match it"),
-                max_scopes,
-            ));
-        }
-        if !scopes.is_empty() {
-            return Ok(Route {
-                how: format!("the catalog matches {}", scopes.len()),
-                scopes,
-                doc_type: None,
-                question: rest,
-            });
-        }
-    }
     if indexed.len() > max_scopes {
+        // The catalog narrows only what cannot all be asked: it knows a
+        // scope's titles, keywords and entities, not every word of its
+        // documents, so it misses answers that asking every scope finds.
+        if let Some(catalog) = catalog {
+            return route_by_catalog(catalog, &indexed, question, rest, max_scopes);
+        }
         return Err(too_many(
             &format!("it would go to {} scopes", indexed.len()),
             max_scopes,
@@ -198,6 +178,48 @@ pub fn route(
         doc_type: None,
         question: rest,
         how: "every scope".into(),
+    })
+}
+
+/// The scopes the catalog matches with at least [`CATALOG_SHARE_OF_BEST`]
+/// of the best match's score.
+fn route_by_catalog(
+    catalog: &Catalog,
+    indexed: &[&ScopeEntry],
+    question: &str,
+    rest: String,
+    max_scopes: usize,
+) -> Result<Route, RouteError> {
+    let matches = catalog
+        .search_slugs(question, max_scopes + 1)
+        .map_err(|e| RouteError::Other(format!("cannot search the catalog: {e:#}")))?;
+    let best = matches.first().map_or(0.0, |(_, score)| *score);
+    let scopes: Vec<ScopeEntry> = matches
+        .iter()
+        .filter(|(_, score)| *score >= best * CATALOG_SHARE_OF_BEST)
+        .filter_map(|(slug, _)| indexed.iter().find(|s| s.slug == *slug))
+        .map(|s| (*s).clone())
+        .collect();
+    if scopes.len() > max_scopes {
+        return Err(too_many(
+            &format!("more than {max_scopes} scopes of the catalog match it"),
+            max_scopes,
+        ));
+    }
+    if scopes.is_empty() {
+        return Err(too_many(
+            &format!(
+                "the catalog places it in no scope, so it would go to {} scopes",
+                indexed.len()
+            ),
+            max_scopes,
+        ));
+    }
+    Ok(Route {
+        how: format!("the catalog matches {}", scopes.len()),
+        scopes,
+        doc_type: None,
+        question: rest,
     })
 }
 

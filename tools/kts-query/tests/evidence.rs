@@ -469,18 +469,24 @@ fn support_blends_cosine_and_words_and_needs_the_numbers_and_names() {
         claim,
         "Hotel room costs are reimbursement-capped: up to 150 euros per night.",
     );
-    assert_eq!((lexical, numbers), (1.0, 1.0));
+    assert_eq!((lexical, numbers), (1.0, true));
     let (lexical, numbers) = evidence::lexical_coverage(claim, "Hotels: 200 euros a night.");
-    assert!(lexical < 1.0 && numbers == 0.0);
+    assert!(lexical < 1.0 && !numbers);
+    // One number of two missing is as bad as both.
+    let (_, numbers) = evidence::lexical_coverage(
+        "Hotel rooms are reimbursed up to 150 euros, 300 in Paris.",
+        "Hotel room costs are reimbursement-capped: up to 150 euros per night.",
+    );
+    assert!(!numbers);
     // coffee, machine, descaled found; CEO, a name, counts twice.
     let (lexical, _) = evidence::lexical_coverage(
         "The coffee machine is descaled by the CEO.",
         "The coffee machine is descaled by the facilities team.",
     );
     assert_eq!(lexical, 3.0 / (3.0 + evidence::NAME_WEIGHT));
-    assert_eq!(evidence::support(Some(0.8), 1.0, 1.0), 0.9);
-    assert_eq!(evidence::support(Some(0.8), 1.0, 0.0), 0.0);
-    assert_eq!(evidence::support(None, 0.7, 1.0), 0.7);
+    assert_eq!(evidence::support(Some(0.8), 1.0, true), 0.9);
+    assert_eq!(evidence::support(Some(0.8), 1.0, false), 0.0);
+    assert_eq!(evidence::support(None, 0.7, true), 0.7);
     assert_eq!(evidence::parse_ratio("0.75"), Ok(0.75));
     assert!(evidence::parse_ratio("2").is_err() && evidence::parse_ratio("x").is_err());
 }

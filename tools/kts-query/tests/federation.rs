@@ -396,11 +396,22 @@ fn with_its_scope_named_a_question_may_start_with_a_path() {
 
 /// A root of keyword-indexed scopes, each with one Markdown file.
 fn small_root(scopes: &[(&str, &str)]) -> tempfile::TempDir {
+    let scopes: Vec<(&str, Vec<(String, &str)>)> = scopes
+        .iter()
+        .map(|(scope, text)| (*scope, vec![("a.md".to_string(), *text)]))
+        .collect();
+    root_of(&scopes)
+}
+
+/// A root of keyword-indexed scopes, each with its files (name, text).
+fn root_of(scopes: &[(&str, Vec<(String, &str)>)]) -> tempfile::TempDir {
     let root = tempfile::tempdir().unwrap();
-    for (scope, text) in scopes {
+    for (scope, files) in scopes {
         let dir = root.path().join(scope);
         std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(dir.join("a.md"), text).unwrap();
+        for (name, text) in files {
+            std::fs::write(dir.join(name), text).unwrap();
+        }
         let dir = dir.display();
         kts_tests::succeeded(kts_tests::shell(&format!(
             "kts-crawl '{dir}' | kts-convert | kts-chunk | kts-index '{dir}' --quiet && kts-graph '{dir}' --quiet"
@@ -444,7 +455,7 @@ fn scopes_are_listed_and_the_catalog_routes_questions() {
             .all(|r| r["schema"] == "kts.scope/1" && r["documents"] == 1)
     );
 
-    // Without a catalog a question goes everywhere; with one, to the scopes it matches.
+    // Without a catalog a question goes everywhere.
     let (output, _) = ask(root.path(), "when are salaries paid", "");
     assert!(String::from_utf8_lossy(&output.stderr).contains("every scope"));
     kts_tests::succeeded(kts_tests::shell(&format!(
@@ -452,13 +463,19 @@ fn scopes_are_listed_and_the_catalog_routes_questions() {
         root.path().display()
     )));
     assert_eq!(list(root.path()), read_directly);
-    let (output, found) = ask(root.path(), "when are salaries paid", "");
+    // With one, still everywhere while every scope may be asked...
+    let (output, _) = ask(root.path(), "when are salaries paid", "");
+    assert!(String::from_utf8_lossy(&output.stderr).contains("every scope"));
+    // ... and beyond --max-scopes, to the scopes it matches.
+    let (output, found) = ask(root.path(), "when are salaries paid", "--max-scopes 2");
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("the catalog matches 1"), "{stderr}");
     assert_eq!(scopes_of(&found), ["payroll"]);
-    // A question the catalog cannot place still goes everywhere.
-    let (output, _) = ask(root.path(), "zebra", "");
-    assert!(String::from_utf8_lossy(&output.stderr).contains("every scope"));
+    // A question the catalog cannot place is then too broad.
+    let (output, _) = ask(root.path(), "zebra", "--max-scopes 2");
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("places it in no scope"), "{stderr}");
 
     // kts-index and kts-graph keep the catalog's row of their scope current.
     let payroll = root.path().join("Payroll");
@@ -478,6 +495,52 @@ fn scopes_are_listed_and_the_catalog_routes_questions() {
     assert_eq!(row["documents"], 2);
     let entities = row["entities"].to_string().to_lowercase();
     assert!(entities.contains("payrollservice"), "{row:#}");
+}
+
+#[test]
+fn a_root_that_may_be_asked_whole_is_asked_whole_though_it_has_a_catalog() {
+    let limits: Vec<(String, String)> = (0..6)
+        .map(|i| {
+            let text = format!(
+                "# Limit note {i}\n\nThe upload limit is {} MB per request, enforced by the proxy.\n",
+                5 * i + 5
+            );
+            (format!("limit-{i}.md"), text)
+        })
+        .collect();
+    let mut wiki: Vec<(String, String)> = (0..8)
+        .map(|i| {
+            let text = format!(
+                "# Service notes {i}\n\nBefore you restart the cluster, check the runbook.\n"
+            );
+            (format!("notes-{i}.md"), text)
+        })
+        .collect();
+    wiki.push((
+        "http-status.html".into(),
+        "<html><head><title>HTTP status codes we return</title></head><body>\
+         <h1>HTTP status codes we return</h1><h2>HTTP 429 Too Many Requests</h2>\
+         <p>Rate limiting: each API key may send 120 requests per minute.</p></body></html>"
+            .into(),
+    ));
+    fn borrowed(files: &[(String, String)]) -> Vec<(String, &str)> {
+        files.iter().map(|(n, t)| (n.clone(), t.as_str())).collect()
+    }
+    let root = root_of(&[("uploads", borrowed(&limits)), ("wiki", borrowed(&wiki))]);
+    kts_tests::succeeded(kts_tests::shell(&format!(
+        "kts-catalog '{}' --quiet",
+        root.path().display()
+    )));
+    // The catalog knows titles and keywords, not the body of every page: it
+    // routes only a question that cannot go to every scope.
+    let question = "rate limit too many requests";
+    let (output, _) = ask(root.path(), question, "--max-scopes 1");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("of the catalog"), "{stderr}");
+    let (output, found) = ask(root.path(), question, "");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("every scope"), "{stderr}");
+    assert_eq!(found[0]["scope"], "wiki", "{found:#?}");
 }
 
 #[test]
@@ -503,7 +566,11 @@ fn the_catalog_sends_a_question_to_the_scopes_matching_it_best() {
     // Berlin is in two slugs, salaries in three scopes' titles: the scope
     // with both, and the other Berlin one (a slug word weighs the most), are
     // asked; the other payrolls match too little.
-    let (output, found) = ask(root.path(), "when are Berlin salaries paid", "");
+    let (output, found) = ask(
+        root.path(),
+        "when are Berlin salaries paid",
+        "--max-scopes 4",
+    );
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("the catalog matches 2"), "{stderr}");
     assert_eq!(found[0]["scope"], "payroll_berlin");

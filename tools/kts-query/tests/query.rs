@@ -597,22 +597,46 @@ fn help_and_version_touch_nothing() {
 
 #[test]
 fn an_empty_question_is_a_usage_error_and_a_bad_batch_line_an_error_record() {
-    for blank in ["", "   "] {
-        let (output, records) = query(scope(), &[blank, "--mode", "bm25"], "");
+    for (blank, why) in [
+        ("", "the question is empty"),
+        ("   ", "the question is empty"),
+        ("???", "has no words to search for"),
+    ] {
+        let (output, records) = query(scope(), &[blank], "");
         assert_eq!(output.status.code(), Some(2), "{blank:?}");
         assert!(records.is_empty());
-        assert!(String::from_utf8_lossy(&output.stderr).contains("the question is empty"));
+        assert!(String::from_utf8_lossy(&output.stderr).contains(why));
     }
-    let input = "not json\n{\"id\": 1, \"text\": \" \"}\n{\"id\": 2, \"text\": \"E4711\"}\n";
+    let input = "not json\n{\"id\": 1, \"text\": \" \"}\n{\"id\": \"q\", \"text\": \"?!\"}\n\
+                 {\"id\": 2, \"text\": \"E4711\"}\n";
     let (output, records) = query(scope(), &["--batch", "--mode", "bm25"], input);
     assert_eq!(output.status.code(), Some(1));
-    let codes: Vec<(&str, &str)> = records[..2]
+    let codes: Vec<(&str, &str)> = records[..3]
         .iter()
         .map(|r| (r["path"].as_str().unwrap(), r["code"].as_str().unwrap()))
         .collect();
-    assert_eq!(codes, [("stdin:1", "bad-json"), ("stdin:2", "bad-record")]);
-    assert_eq!(records[2]["query_id"], "2");
-    assert_eq!(records[2]["path"], "it/printer-troubleshooting.md");
+    assert_eq!(
+        codes,
+        [
+            ("stdin:1", "bad-json"),
+            ("stdin:2", "bad-record"),
+            ("stdin:3", "bad-record")
+        ]
+    );
+    // A failed query names its id, so that a script can match it up.
+    assert_eq!(records[0].get("query_id"), None);
+    assert_eq!(records[1]["query_id"], "1");
+    assert_eq!(records[2]["query_id"], "q");
+    assert_eq!(records[3]["query_id"], "2");
+    assert_eq!(records[3]["path"], "it/printer-troubleshooting.md");
+}
+
+#[test]
+fn a_question_without_hits_says_so_on_stderr() {
+    let (output, records) = query(scope(), &["zyxwvut", "--mode", "bm25"], "");
+    assert!(output.status.success());
+    assert!(records.is_empty());
+    assert!(String::from_utf8_lossy(&output.stderr).contains("no results"));
 }
 
 #[test]
@@ -623,6 +647,7 @@ fn a_batch_line_embedded_with_another_model_fails_alone() {
     assert_eq!(output.status.code(), Some(1));
     assert_eq!(records[0]["path"], "stdin:1");
     assert_eq!(records[0]["code"], "bad-record");
+    assert_eq!(records[0]["query_id"], "1");
     let message = records[0]["message"].as_str().unwrap();
     assert!(
         message.contains("the embedding is from model unknown (2 dims)"),

@@ -42,8 +42,9 @@ pub struct PlanRecord {
     /// Names of the scope's known entities (from its graph) the question names.
     #[serde(default)]
     pub entities: Vec<String>,
-    /// What the question puts in double quotes (lowercase): chunks that say
-    /// it word for word rank higher (the `phrase` signal).
+    /// What the question puts in double quotes, and its words joined by dots
+    /// and the like (`1.2.3`, `a.b@c.com`), lowercase: chunks that say them
+    /// word for word rank higher (the `phrase` signal).
     #[serde(default)]
     pub phrases: Vec<String>,
     /// The queries run, the question's first.

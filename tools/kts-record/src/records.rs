@@ -397,6 +397,9 @@ pub struct ErrorRecord {
     pub path: String,
     pub code: ErrorCode,
     pub message: String,
+    /// The `id` of the `--batch` query that failed, when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub query_id: Option<String>,
 }
 
 impl ErrorRecord {
@@ -407,6 +410,7 @@ impl ErrorRecord {
             path: path.into(),
             code,
             message: message.into(),
+            query_id: None,
         }
     }
 }

@@ -29,7 +29,7 @@ pub const WEIGHTS: &[(&str, f64, &str)] = &[
     (
         "phrase",
         0.5,
-        "share of the phrases the question puts in double quotes that the chunk says word for word",
+        "share of the phrases the question puts in double quotes, or words it joins by dots and the like (1.2.3, a.b@c.com), that the chunk says word for word",
     ),
     (
         "definition",
