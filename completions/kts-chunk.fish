@@ -1,5 +1,5 @@
 complete -c kts-chunk -l size -d 'Target chunk size in characters; no chunk is longer, except a short trailing fragment merged into the chunk before it' -r
-complete -c kts-chunk -l overlap -d 'Characters a chunk repeats from the end of the chunk before it (whole sentences)' -r
+complete -c kts-chunk -l overlap -d 'Most characters a chunk repeats from the end of the chunk before it (whole paragraphs or sentences that fit; none when the last is longer)' -r
 complete -c kts-chunk -l min-size -d 'A trailing fragment shorter than this is merged into the chunk before it' -r
 complete -c kts-chunk -l chunks-only -d 'Write only chunks: do not pass the kts.doc/1 records through'
 complete -c kts-chunk -l stats -d 'Print a one-line summary on stderr at the end'

@@ -18,8 +18,10 @@ const AFTER_HELP: &str = "\
 Reads kts.doc/1 records on stdin. Each document is passed through, with the
 number of its chunks in `chunks` (kts-index keeps a document only when that many
 arrive), followed by its chunks: spans of its Markdown of about --size characters that end at
-sentence boundaries, overlapping by about --overlap characters. Headings start
-new chunks; tables and code blocks are kept whole when they fit, and a table
+sentence boundaries. A chunk starts with the whole paragraphs (or, in a
+paragraph split for length, the sentences) that end the chunk before it in
+its section and fit in --overlap characters; a longer last paragraph is not
+repeated. Headings start new chunks; tables and code blocks are kept whole when they fit, and a table
 that does not is split between rows. Each chunk carries its heading path (for
 a chunk that starts below a table's header, ending with that header row), its character offsets into the Markdown (text equals
 markdown[start:end], counted in Unicode scalar values as Python does), and the
@@ -37,7 +39,8 @@ pub struct Args {
     #[arg(long, value_name = "CHARS", default_value_t = 1000, value_parser = clap::value_parser!(u32).range(50..))]
     pub size: u32,
 
-    /// Characters a chunk repeats from the end of the chunk before it (whole sentences).
+    /// Most characters a chunk repeats from the end of the chunk before it
+    /// (whole paragraphs or sentences that fit; none when the last is longer).
     #[arg(long, value_name = "CHARS", default_value_t = 200)]
     pub overlap: u32,
 

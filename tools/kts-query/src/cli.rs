@@ -357,6 +357,7 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
             args.dir.display()
         );
     }
+    refuse_other_scopes(&args)?;
     let mut searcher = Searcher::open(&args.dir, &args.request(), &args.model(), &messages)?;
     searcher.warn_of_absent_doc_types(&messages)?;
     match &args.question {
@@ -677,6 +678,30 @@ fn for_each_batch_query(
                 messages.reject_record(&at, ErrorCode::BadRecord, &unusable.to_string());
             error.query_id = Some(id);
             write_error(out, format, &error)?;
+        }
+    }
+    Ok(())
+}
+
+/// On a scope folder, `--scope` may only name that scope: another slug would
+/// otherwise be ignored, and its question answered from the wrong scope.
+fn refuse_other_scopes(args: &Args) -> anyhow::Result<()> {
+    // The name as given ("." has none): a linked scope's slug is its link's.
+    let name = match args.dir.file_name() {
+        Some(name) => Some(name.to_owned()),
+        None => args
+            .dir
+            .canonicalize()
+            .ok()
+            .and_then(|dir| dir.file_name().map(ToOwned::to_owned)),
+    };
+    let own = name.map(|n| kts_store::scope_slug(&n.to_string_lossy()));
+    for asked in &args.scope {
+        if own.as_deref() != Some(kts_store::scope_slug(asked).as_str()) {
+            anyhow::bail!(
+                "--scope {asked}: {} is a scope, not a knowledge root with scopes to choose from",
+                args.dir.display()
+            );
         }
     }
     Ok(())

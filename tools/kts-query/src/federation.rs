@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use kts_catalog::{Catalog, CatalogRow};
 use kts_cli::Messages;
 use kts_record::{HitRecord, ScopeCountRecord};
-use kts_store::{ScopeEntry, Scopes, discover_scopes, is_scope, scope_slug};
+use kts_store::{ScopeEntry, Scopes, discover_scopes, is_scope, names_slug, scope_slug};
 
 use crate::pool::SearcherPool;
 use crate::searcher::UnusableEmbedding;
@@ -99,10 +99,8 @@ pub fn route(
 ) -> Result<Route, RouteError> {
     let indexed: Vec<&ScopeEntry> = found.scopes.iter().filter(|s| s.indexed).collect();
     let by_slug = |slug: &str| -> Result<ScopeEntry, RouteError> {
-        indexed
-            .iter()
-            .find(|s| s.slug == scope_slug(slug))
-            .map(|s| (*s).clone())
+        named_by(slug, indexed.iter().copied())
+            .cloned()
             .ok_or_else(|| {
                 RouteError::UnknownScope(format!(
                     "no indexed scope {slug:?} in this knowledge root"
@@ -223,6 +221,20 @@ fn route_by_catalog(
     })
 }
 
+/// The scope a typed slug names: the one it spells exactly, else the one
+/// it spells without accents.
+fn named_by<'a>(
+    typed: &str,
+    scopes: impl Iterator<Item = &'a ScopeEntry>,
+) -> Option<&'a ScopeEntry> {
+    let scopes: Vec<&ScopeEntry> = scopes.collect();
+    let exact = scope_slug(typed);
+    let found = scopes.iter().find(|s| s.slug == exact);
+    found
+        .or_else(|| scopes.iter().find(|s| names_slug(typed, &s.slug)))
+        .copied()
+}
+
 fn too_many(why: &str, max_scopes: usize) -> RouteError {
     RouteError::TooBroad(format!(
         "the question is too broad: {why}, more than the {max_scopes} a question may ask"
@@ -308,7 +320,7 @@ impl Routing {
 
     /// The scope of a slug, if indexed.
     pub fn scope(&self, slug: &str) -> Option<&ScopeEntry> {
-        self.scopes().find(|s| s.slug == scope_slug(slug))
+        named_by(slug, self.scopes())
     }
 
     /// The scopes the request's question goes to (see [`route`]).

@@ -386,6 +386,41 @@ fn one_scope_flags_ask_for_a_scope_and_take_the_one_named() {
 }
 
 #[test]
+fn a_slug_may_be_typed_without_its_accents() {
+    let root = small_root(&[
+        (
+            "Réseau-Docs",
+            "# Routeur\n\nLe routeur redémarre la nuit.\n",
+        ),
+        ("Other", "# Routeur\n\nAnother router.\n"),
+    ]);
+    let (output, found) = ask(root.path(), "/reseau_docs routeur", "");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(scopes_of(&found), ["réseau_docs"]);
+}
+
+#[test]
+fn a_scope_folder_refuses_another_scope_s_slug() {
+    let root = small_root(&[("Sys Admin", "# Hosts\n\nThe file /etc/hosts maps names.\n")]);
+    let scope = root.path().join("Sys Admin");
+    let (output, found) = ask(&scope, "hosts", "--scope finance");
+    assert_eq!(output.status.code(), Some(2));
+    assert!(found.is_empty());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("--scope finance") && stderr.contains("is a scope"),
+        "{stderr}"
+    );
+    let (output, found) = ask(&scope, "hosts", "--scope sys_admin");
+    assert!(output.status.success());
+    assert_eq!(found.len(), 1);
+}
+
+#[test]
 fn with_its_scope_named_a_question_may_start_with_a_path() {
     let root = small_root(&[("sys", "# Hosts\n\nThe file /etc/hosts maps names.\n")]);
     let (output, found) = ask(root.path(), "/etc/hosts mapping", "--scope sys");

@@ -51,7 +51,7 @@ pub use lock::{LockWait, Locked};
 pub use read_only::open_read_only;
 pub use root::{ScopeEntry, Scopes, discover_scopes, is_scope};
 pub use search::{Filters, Hit, Scored};
-pub use slug::scope_slug;
+pub use slug::{names_slug, scope_slug};
 pub use write::{Applied, ChunkRow, DocumentRow, ModelMismatch, weights_differ};
 
 use lexical::LexicalIndex;

@@ -22,6 +22,18 @@ pub fn scope_slug(folder_name: &str) -> String {
     slug.trim_end_matches('_').to_string()
 }
 
+/// Whether a slug typed by a user names a scope's slug: accents need not be
+/// typed (`/reseau_docs` names `réseau_docs`), as the search ignores them too.
+pub fn names_slug(typed: &str, slug: &str) -> bool {
+    let unaccented = |s: &str| -> String {
+        s.nfd()
+            .filter(|c| !unicode_normalization::char::is_combining_mark(*c))
+            .collect()
+    };
+    let typed = scope_slug(typed);
+    typed == slug || unaccented(&typed) == unaccented(slug)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -34,6 +46,13 @@ mod tests {
         );
         assert_eq!(scope_slug("hr-policies (2024)!"), "hr_policies_2024");
         assert_eq!(scope_slug("Ünternehmen"), "ünternehmen");
+    }
+
+    #[test]
+    fn a_slug_may_be_typed_without_its_accents() {
+        assert!(names_slug("reseau_docs", "réseau_docs"));
+        assert!(names_slug("Réseau-Docs", "réseau_docs"));
+        assert!(!names_slug("reseau", "réseau_docs"));
     }
 
     #[test]
