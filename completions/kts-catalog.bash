@@ -23,7 +23,7 @@ _kts__catalog() {
 
     case "${cmd}" in
         kts__catalog)
-            opts="-q -h -V --list --search --limit --quiet --help --version"
+            opts="-q -h -V --list --search --limit --if-stale --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -36,8 +36,8 @@
 # per scope: result, seconds, folder, detail, documents not indexed) and
 # summary.txt of the last run. The detail says what ran: kts-index's counts,
 # or kts-graph's line when only the graph was brought up to date.
-# A root without a catalog (ROOT/.kts-catalog.db) gets one at the end of the
-# run. LIST=FILE (folder names, one a line) reindexes those scopes only, and
+# A root without a catalog (ROOT/.kts-catalog.db), or whose catalog does not
+# list its scope folders as they are, gets one at the end of the run. LIST=FILE (folder names, one a line) reindexes those scopes only, and
 # leaves the catalog to the caller (kts-spark's tasks run this on their share
 # of a root).
 
@@ -122,9 +122,10 @@ all: $(SCOPES)
 			END { if (n > 20) printf "  ... and %d more reindexed (see %s)\n", n - 20, FILENAME }' "$$results"
 	} | tee '$(STATE)/summary.txt'
 	# The first run builds the root's catalog, which routes questions asked
-	# of the root (kts-query ROOT); kts-index keeps it current from then on.
-	if [[ -z '$(LIST)' && ! -f '$(ROOT_ABS)/.kts-catalog.db' ]]; then
-		{ '$(KTS)/kts-catalog' '$(ROOT_ABS)' --quiet 2>&1 || true; } | sed 's/^/  /' \
+	# of the root (kts-query ROOT); kts-index keeps its rows current, and a
+	# scope folder renamed, added or removed has it rebuilt.
+	if [[ -z '$(LIST)' ]]; then
+		{ '$(KTS)/kts-catalog' '$(ROOT_ABS)' --if-stale --quiet 2>&1 || true; } | sed 's/^/  /' \
 			| tee -a '$(STATE)/summary.txt'
 	fi
 	status=$$((failed > 0 || unindexed > 0))

@@ -745,3 +745,25 @@ fn a_run_killed_mid_root_is_finished_by_the_next() {
         summary(root)
     );
 }
+
+#[test]
+fn a_renamed_scope_folder_has_the_catalog_rebuilt() {
+    let root = knowledge_root();
+    let root = root.path();
+    kts_tests::succeeded(reindex(root));
+    std::fs::rename(root.join("gamma_2006_HE1"), root.join("Delta")).unwrap();
+    let run = reindex(root);
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    assert!(
+        summary(root).contains("kts-catalog: 3 scopes cataloged"),
+        "{}",
+        summary(root)
+    );
+    let listed = kts_tests::succeeded(kts_tests::shell(&format!(
+        "kts-catalog '{}' --list",
+        root.display()
+    )));
+    let listed = text(&listed.stdout);
+    assert!(listed.contains("\"slug\":\"delta\""), "{listed}");
+    assert!(!listed.contains("gamma"), "{listed}");
+}

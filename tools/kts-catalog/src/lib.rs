@@ -98,6 +98,10 @@ reported and left out (exit 1).
 
 Once the catalog exists, kts-index updates the row of the scope it indexed.
 
+--if-stale rebuilds only a catalog that is missing or does not list the
+root's indexed folders as they are (a scope renamed, added or removed since):
+pipelines/reindex runs it at the end of each run.
+
 --list writes every row as a kts.scope/1 record on stdout; --search TEXT
 writes the best matching scopes first, with a score: the scopes whose slug
 words all occur in TEXT first, then by BM25 over each row's words (in a
@@ -129,6 +133,12 @@ pub struct Args {
     /// Scopes --search writes at most.
     #[arg(long, value_name = "N", default_value_t = 10, requires = "search")]
     pub limit: usize,
+
+    /// Rebuild only when the catalog is missing or its scopes are not the
+    /// indexed folders of the root as they are now (one renamed, added or
+    /// removed since).
+    #[arg(long, conflicts_with_all = ["list", "search"])]
+    pub if_stale: bool,
 
     /// Print no warnings or per-scope errors (the summary and exit status still tell).
     #[arg(long, short)]
@@ -165,6 +175,12 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
             args.root.display()
         );
     }
+    if args.if_stale && lists_the_scopes_there(&args.root)? {
+        if !args.quiet {
+            messages.info("the catalog lists the root's scopes as they are: not rebuilt");
+        }
+        return Ok(Exit::Ok);
+    }
     let summary = Catalog::rebuild(&args.root)?;
     for (slug, folders) in &summary.collisions {
         let names: Vec<String> = folders
@@ -192,4 +208,25 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     }
     messages.info(&summary.to_string());
     Ok(messages.exit())
+}
+
+/// Whether the root's catalog exists and lists its indexed folders, no more
+/// and no fewer.
+fn lists_the_scopes_there(root: &std::path::Path) -> anyhow::Result<bool> {
+    if !catalog_path(root).exists() {
+        return Ok(false);
+    }
+    let Ok(listed) = Catalog::open(root).and_then(|catalog| catalog.scope_entries()) else {
+        return Ok(false);
+    };
+    let mut listed: Vec<PathBuf> = listed.into_iter().map(|s| s.path).collect();
+    let mut there: Vec<PathBuf> = kts_store::discover_scopes(root)?
+        .scopes
+        .into_iter()
+        .filter(|s| s.indexed)
+        .map(|s| s.path)
+        .collect();
+    listed.sort();
+    there.sort();
+    Ok(listed == there)
 }

@@ -571,3 +571,19 @@ fn a_scope_folder_is_refused_and_given_no_catalog() {
     assert!(stderr.contains("is a scope (it has an index)"), "{stderr}");
     assert!(!scope.join(".kts-catalog.db").exists());
 }
+
+#[test]
+fn if_stale_rebuilds_only_when_the_scope_folders_changed() {
+    let root = root();
+    let rebuilt = |root: &Path| {
+        let output = kts_tests::succeeded(catalog_cli(root, "--if-stale"));
+        !String::from_utf8_lossy(&output.stderr).contains("not rebuilt")
+    };
+    assert!(rebuilt(root.path()), "no catalog yet");
+    assert!(!rebuilt(root.path()), "nothing changed");
+    std::fs::rename(root.path().join("Support"), root.path().join("Helpdesk")).unwrap();
+    assert!(rebuilt(root.path()), "a scope renamed");
+    let listed = records(&kts_tests::succeeded(catalog_cli(root.path(), "--list")));
+    assert!(listed.iter().any(|r| r["slug"] == "helpdesk"), "{listed:?}");
+    assert!(!rebuilt(root.path()));
+}

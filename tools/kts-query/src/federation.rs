@@ -6,6 +6,7 @@
 //! naming its scope, then reranked once if the request has a reranker; a
 //! scope that fails is reported and skipped.
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use kts_catalog::{Catalog, CatalogRow};
@@ -282,10 +283,74 @@ impl Routing {
             },
             catalog,
         };
-        if !routing.listed_by_catalog {
+        let unlisted = routing.unlisted_scopes();
+        if routing.listed_by_catalog && !unlisted.is_empty() {
+            messages.warn(&format!(
+                "the catalog does not list {}: the folders are read instead \
+                 (kts-catalog {} brings the catalog up to date)",
+                unlisted.join(", "),
+                dir.display()
+            ));
+        }
+        if !routing.listed_by_catalog || !unlisted.is_empty() {
             routing.discover(messages)?;
         }
         Ok(routing)
+    }
+
+    /// The root's folders holding an index that the catalog does not list
+    /// (renamed, copied in or restored since it was built). Listing the
+    /// root's names is cheap; only a name the catalog lacks is looked into.
+    fn unlisted_scopes(&self) -> Vec<String> {
+        if !self.listed_by_catalog {
+            return Vec::new();
+        }
+        let listed: HashSet<&std::ffi::OsStr> = self
+            .found
+            .scopes
+            .iter()
+            .filter_map(|s| s.path.file_name())
+            .collect();
+        let Ok(entries) = std::fs::read_dir(&self.dir) else {
+            return Vec::new();
+        };
+        entries
+            .filter_map(Result::ok)
+            .map(|entry| entry.file_name())
+            .filter(|name| {
+                !name.to_string_lossy().starts_with('.') && !listed.contains(name.as_os_str())
+            })
+            .filter(|name| is_scope(&self.dir.join(name)))
+            .map(|name| name.to_string_lossy().into_owned())
+            .collect()
+    }
+
+    /// Reads the folders instead when the catalog lists a scope whose index
+    /// is gone, with a warning; whether it did.
+    fn forget_a_stale_catalog(&mut self, messages: &Messages) -> anyhow::Result<bool> {
+        if !self.listed_by_catalog {
+            return Ok(false);
+        }
+        let gone: Vec<&str> = self
+            .scopes()
+            .filter(|scope| !is_scope(&scope.path))
+            .map(|scope| scope.slug.as_str())
+            .collect();
+        if gone.is_empty() {
+            return Ok(false);
+        }
+        self.warn_gone(&gone, messages);
+        self.discover(messages)?;
+        Ok(true)
+    }
+
+    fn warn_gone(&self, gone: &[&str], messages: &Messages) {
+        messages.warn(&format!(
+            "the catalog lists {}, whose index is gone: the folders are read instead \
+             (kts-catalog {} brings the catalog up to date)",
+            gone.join(", "),
+            self.dir.display()
+        ));
     }
 
     /// Finds the scopes in the root's folders.
@@ -345,12 +410,7 @@ impl Routing {
             return routed;
         }
         if !gone.is_empty() {
-            messages.warn(&format!(
-                "the catalog lists {}, whose index is gone: the folders are read instead \
-                 (kts-catalog {} brings the catalog up to date)",
-                gone.join(", "),
-                self.dir.display()
-            ));
+            self.warn_gone(&gone, messages);
         }
         self.discover(messages)
             .map_err(|e| RouteError::Other(format!("{e:#}")))?;
@@ -377,6 +437,8 @@ impl Routing {
         if !request.scopes.is_empty() || !scope_prefix(&request.question).0.is_empty() {
             return self.route(request, messages);
         }
+        self.forget_a_stale_catalog(messages)
+            .map_err(|e| RouteError::Other(format!("{e:#}")))?;
         Ok(Route {
             scopes: self.scopes().cloned().collect(),
             doc_type: None,
@@ -387,8 +449,9 @@ impl Routing {
 
     /// The scope rows: the catalog's, or each scope read now when the root
     /// has none.
-    pub fn scope_rows(&self, messages: &Messages) -> anyhow::Result<Vec<CatalogRow>> {
-        if let Some(catalog) = &self.catalog {
+    pub fn scope_rows(&mut self, messages: &Messages) -> anyhow::Result<Vec<CatalogRow>> {
+        self.forget_a_stale_catalog(messages)?;
+        if let Some(catalog) = self.catalog.as_ref().filter(|_| self.listed_by_catalog) {
             return catalog.scopes();
         }
         Ok(self
@@ -449,7 +512,7 @@ impl<'a> RootSearcher<'a> {
     }
 
     /// The scope rows (see [`Routing::scope_rows`]).
-    pub fn scope_rows(&self) -> anyhow::Result<Vec<CatalogRow>> {
+    pub fn scope_rows(&mut self) -> anyhow::Result<Vec<CatalogRow>> {
         self.routing.scope_rows(self.messages)
     }
 }

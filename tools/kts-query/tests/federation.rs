@@ -404,6 +404,38 @@ fn a_slug_may_be_typed_without_its_accents() {
 }
 
 #[test]
+fn a_scope_renamed_since_the_catalog_was_built_is_still_asked_listed_and_counted() {
+    let root = small_root(&[
+        ("hr", "# Leave\n\nAnnual leave needs the zebracode form.\n"),
+        ("support", "# Printers\n\nRestart the printer.\n"),
+    ]);
+    kts_tests::succeeded(kts_tests::shell(&format!(
+        "kts-catalog '{}' --quiet",
+        root.path().display()
+    )));
+    std::fs::rename(root.path().join("hr"), root.path().join("people")).unwrap();
+    let (output, found) = ask(root.path(), "zebracode", "");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("the catalog does not list people"),
+        "{stderr}"
+    );
+    assert_eq!(scopes_of(&found), ["people"]);
+    let (_, counted) = ask(root.path(), "zebracode", "--count-by-scope");
+    assert_eq!(counted.len(), 1);
+    assert_eq!(counted[0]["scope"], "people");
+    let listed = kts_tests::succeeded(kts_tests::shell(&format!(
+        "kts-query '{}' --list-scopes",
+        root.path().display()
+    )));
+    let slugs: Vec<String> = records(&listed)
+        .iter()
+        .map(|r| r["slug"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(slugs, ["people", "support"]);
+}
+
+#[test]
 fn a_scope_folder_refuses_another_scope_s_slug() {
     let root = small_root(&[("Sys Admin", "# Hosts\n\nThe file /etc/hosts maps names.\n")]);
     let scope = root.path().join("Sys Admin");
