@@ -19,7 +19,9 @@ Reads the stream on stdin: each kts.doc/1 record followed by its kts.chunk/1
 records (with embeddings when kts-embed ran), kts.file/1 records with status
 \"deleted\", and kts.error/1 records. Writes DIR/.kts/kts.db: a document whose
 content and chunks are unchanged is left alone, others replace their old
-version, deleted ones are removed. Documents found inside a file (an
+version, deleted ones are removed. A file that failed keeps the document it
+had, except one kts-convert found empty: it has no text now, and its old
+text is removed. Documents found inside a file (an
 e-mail's attachments at FILE#attachment/NAME, a mailbox's messages at
 FILE#message/N) go with it: those the file's kts.doc/1 no longer lists in
 metadata.parts are removed, and all of them when the file is deleted.
@@ -255,7 +257,7 @@ impl<'a> Indexer<'a> {
                 Ok(Incoming::Doc(value)) => self.on_doc(value, &reader.position())?,
                 Ok(Incoming::Chunk(value)) => self.on_chunk(value, &reader.position())?,
                 Ok(Incoming::File(value)) => self.on_file(value, &reader.position())?,
-                Ok(Incoming::Error(value)) => self.on_error(&value),
+                Ok(Incoming::Error(value)) => self.on_error(&value)?,
                 Ok(Incoming::Other(_)) => {}
                 Err((code, message)) => self.reject(&reader.position(), code, &message),
             }
@@ -385,8 +387,10 @@ impl<'a> Indexer<'a> {
         Ok(())
     }
 
-    /// An upstream failure: counted, and its message repeated.
-    fn on_error(&mut self, value: &Value) {
+    /// An upstream failure: counted, and its message repeated. A file that
+    /// kts-convert found empty has no text now, so its old text leaves the
+    /// index (a file emptied to redact it must not stay searchable).
+    fn on_error(&mut self, value: &Value) -> anyhow::Result<()> {
         let field = |name: &str| value.get(name).and_then(Value::as_str).unwrap_or("?");
         self.messages.warn(&format!(
             "{} failed on {}: {}: {}",
@@ -396,6 +400,19 @@ impl<'a> Indexer<'a> {
             field("message")
         ));
         self.summary.failed += 1;
+        let emptied = field("stage") == "kts-convert" && field("code") == ErrorCode::Empty.as_str();
+        if let (true, Ok(path)) = (emptied, scope_path::normalize(field("path"))) {
+            self.flush_pending()?;
+            if self.store.delete_path(&path)? {
+                self.messages.warn(&format!(
+                    "{path} is empty now: its old text is removed from the index"
+                ));
+                self.summary.deleted += 1;
+                self.count_document()?;
+            }
+            self.delete_parts(&path, &[])?;
+        }
+        Ok(())
     }
 
     /// One model per stream: a second one is fatal.

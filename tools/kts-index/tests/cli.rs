@@ -326,3 +326,38 @@ fn a_knowledge_root_is_not_made_a_scope() {
         "the root became a scope"
     );
 }
+
+#[test]
+fn a_file_converted_empty_leaves_the_index_and_other_failures_keep_theirs() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = format!("{}{}", doc_lines(1), doc_lines(2));
+    assert!(index_input(dir.path(), &[], &input).status.success());
+    let failed = |path: &str, code: &str| {
+        json!({"schema": "kts.error/1", "stage": "kts-convert", "path": path, "code": code,
+            "message": "…"})
+        .to_string()
+            + "\n"
+    };
+    let input = failed("1.md", "empty") + &failed("2.md", "corrupt");
+    let out = index_input(dir.path(), &[], &input);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("1.md is empty now"), "{stderr}");
+    assert!(
+        stderr.ends_with("kts-index: 0 added, 0 updated, 1 deleted, 0 unchanged, 2 failed\n"),
+        "{stderr}"
+    );
+    let store = Store::open_read(dir.path()).unwrap();
+    let found = |word: &str| {
+        store
+            .search_bm25(word, 5, &Filters::default())
+            .unwrap()
+            .len()
+    };
+    assert_eq!(found("1"), 0, "the emptied file's old text is gone");
+    assert_eq!(
+        found("2"),
+        1,
+        "a file that failed otherwise keeps its old text"
+    );
+}
