@@ -232,7 +232,7 @@ fn try_convert_file(file: &FileRecord, settings: &Settings) -> Result<Vec<Output
                 keep(&root, &mut part, &images, settings)?;
                 Output::Doc(Box::new(part))
             }
-            Err(error) => Output::Failed(error),
+            Err(error) => Output::Failed(*error),
         });
     }
     keep(&root, &mut doc, &images, settings)?;

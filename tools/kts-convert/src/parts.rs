@@ -19,7 +19,7 @@ use crate::metadata;
 const TOOL: &str = "kts-convert";
 
 /// A part's document and its images, or why it could not be converted.
-pub type PartOutcome = Result<(DocRecord, Vec<Image>), ErrorRecord>;
+pub type PartOutcome = Result<(DocRecord, Vec<Image>), Box<ErrorRecord>>;
 
 /// The records of a file's parts, in order; `doc` (the file's own) is
 /// updated to list them.
@@ -45,16 +45,16 @@ fn one(file: &FileRecord, part: Part) -> PartOutcome {
     let path = format!("{}#{}", file.path, part.anchor);
     // Anchors are made of safe names; this keeps it so should one slip through.
     if scope_path::normalize(&path).as_deref() != Ok(path.as_str()) {
-        return Err(ErrorRecord::new(
+        return Err(Box::new(ErrorRecord::new(
             TOOL,
             &path,
             kts_record::ErrorCode::UnsafePath,
             "the part's name does not make a plain path inside the scope",
-        ));
+        )));
     }
     let converted = part
         .converted
-        .map_err(|e| ErrorRecord::new(TOOL, &path, e.code, e.message))?;
+        .map_err(|e| Box::new(ErrorRecord::new(TOOL, &path, e.code, e.message)))?;
     let part_file = FileRecord {
         path: path.clone(),
         size: part.size,
