@@ -13,7 +13,7 @@ mod progress;
 pub mod time;
 
 pub use input::{Incoming, JsonlReader};
-pub use messages::Messages;
+pub use messages::{Messages, say};
 pub use output::JsonlWriter;
 pub use progress::progress_bar;
 
@@ -58,7 +58,7 @@ pub fn main_with(
             if output::is_broken_pipe(&err) {
                 return std::process::ExitCode::SUCCESS;
             }
-            eprintln!("{tool}: error: {err:#}");
+            say(format_args!("{tool}: error: {err:#}"));
             std::process::ExitCode::from(Exit::Fatal as u8)
         }
     }

@@ -1,4 +1,5 @@
 use std::cell::Cell;
+use std::io::Write;
 
 use kts_record::{ErrorCode, ErrorRecord};
 
@@ -37,7 +38,10 @@ impl Messages {
     pub fn reject(&self, at: &str, code: ErrorCode, message: &str) {
         self.failures.set(self.failures.get() + 1);
         if !self.quiet {
-            eprintln!("{}: error (at {at}): {code}: {message}", self.tool);
+            say(format_args!(
+                "{}: error (at {at}): {code}: {message}",
+                self.tool
+            ));
         }
     }
 
@@ -49,13 +53,13 @@ impl Messages {
 
     pub fn warn(&self, message: &str) {
         if !self.quiet {
-            eprintln!("{}: warning: {message}", self.tool);
+            say(format_args!("{}: warning: {message}", self.tool));
         }
     }
 
     /// A one-line summary for batch logs.
     pub fn info(&self, message: &str) {
-        eprintln!("{}: {message}", self.tool);
+        say(format_args!("{}: {message}", self.tool));
     }
 
     pub fn failures(&self) -> usize {
@@ -70,4 +74,10 @@ impl Messages {
             crate::Exit::SomeFailed
         }
     }
+}
+
+/// Writes a line on stderr. One that cannot be written (stderr redirected to
+/// a full disk) is lost: a diagnostic must not end the process.
+pub fn say(line: std::fmt::Arguments<'_>) {
+    let _ = writeln!(std::io::stderr(), "{line}");
 }

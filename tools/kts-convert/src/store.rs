@@ -128,10 +128,64 @@ fn write_folder(dir: &Path, doc: &DocRecord, images: &[Image]) -> anyhow::Result
 
 fn swap_into_place(staging: &Path, target: &Path, old: &Path) -> anyhow::Result<()> {
     let had_previous = fs::rename(target, old).is_ok();
-    fs::rename(staging, target)
-        .with_context(|| format!("cannot move the document into {}", target.display()))?;
+    let moved = fs::rename(staging, target);
     if had_previous {
         fs::remove_dir_all(old).with_context(|| format!("cannot remove {}", old.display()))?;
     }
-    Ok(())
+    match moved {
+        Ok(()) => Ok(()),
+        // Another converter of the same scope stored it in between.
+        Err(_) if same_document(staging, target) => fs::remove_dir_all(staging)
+            .with_context(|| format!("cannot remove {}", staging.display())),
+        Err(e) => {
+            Err(e).with_context(|| format!("cannot move the document into {}", target.display()))
+        }
+    }
+}
+
+/// Whether two document folders hold the same conversion.
+fn same_document(a: &Path, b: &Path) -> bool {
+    ["content.md", "metadata.json"].iter().all(
+        |file| matches!((fs::read(a.join(file)), fs::read(b.join(file))), (Ok(x), Ok(y)) if x == y),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn document(markdown: &str) -> DocRecord {
+        serde_json::from_value(serde_json::json!({
+            "doc_id": "0123456789abcdef", "path": "a.md", "markdown": markdown
+        }))
+        .unwrap()
+    }
+
+    /// Where another converter moved its folder in between: `target` is
+    /// there and `old` cannot take it (a folder that is not empty).
+    fn race(dir: &Path, theirs: &DocRecord, ours: &DocRecord) -> anyhow::Result<()> {
+        let (target, staging, old) = (dir.join("target"), dir.join("staging"), dir.join("old"));
+        write_folder(&target, theirs, &[])?;
+        write_folder(&old.join("busy"), theirs, &[])?;
+        write_folder(&staging, ours, &[])?;
+        swap_into_place(&staging, &target, &old)
+    }
+
+    #[test]
+    fn a_document_another_converter_stored_first_is_stored() {
+        let dir = tempfile::tempdir().unwrap();
+        race(dir.path(), &document("# Same"), &document("# Same")).unwrap();
+        assert!(!dir.path().join("staging").exists());
+        assert!(same_document(
+            &dir.path().join("target"),
+            &dir.path().join("old/busy")
+        ));
+    }
+
+    #[test]
+    fn another_conversion_in_the_way_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let error = race(dir.path(), &document("# Theirs"), &document("# Ours")).unwrap_err();
+        assert!(format!("{error:#}").contains("cannot move the document into"));
+    }
 }

@@ -97,7 +97,8 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         reindex: args.reindex,
         batch_docs: args.batch as usize,
     };
-    let summary = index(&mut store, JsonlReader::stdin(), &options, &messages)?;
+    let summary = index(&mut store, JsonlReader::stdin(), &options, &messages)
+        .map_err(|e| kts_store::with_remedy(&args.dir, e))?;
     drop(store);
     update_catalog(&args.dir, &messages);
     messages.info(&summary.to_string());

@@ -43,7 +43,7 @@ impl State {
 
     pub fn log(&self, text: &str) {
         if !self.quiet {
-            eprintln!("kts-mcp: {text}");
+            kts_cli::say(format_args!("kts-mcp: {text}"));
         }
     }
 }

@@ -64,6 +64,8 @@ pub struct Searcher {
     graph: std::cell::OnceCell<Option<QueryGraph>>,
     /// Whether warnings are silenced (a failed reranker is one).
     quiet: bool,
+    /// Whether a damaged lexical index was warned of.
+    warned_of_lexical: std::cell::Cell<bool>,
 }
 
 /// One query's lists: its filtered and, when those found too little,
@@ -146,6 +148,7 @@ impl Searcher {
             concurrent: true,
             graph: std::cell::OnceCell::new(),
             quiet: messages.is_quiet(),
+            warned_of_lexical: std::cell::Cell::new(false),
         })
     }
 
@@ -705,6 +708,11 @@ impl Searcher {
         }
         let state = (self.store.lexical_state())
             .unwrap_or_else(|e| LexicalState::Unreadable(format!("{e:#}")));
+        if matches!(state, LexicalState::Unreadable(_)) && !self.warned_of_lexical.replace(true) {
+            Messages::new("kts-query")
+                .quiet(self.quiet)
+                .warn(&format!("BM25 ran on FTS5: {state}"));
+        }
         let detail = match state {
             LexicalState::Current => "from the lexical index".to_string(),
             other => format!("from FTS5: {other}"),

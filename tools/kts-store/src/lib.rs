@@ -37,7 +37,7 @@ mod vector_delta;
 mod vector_file;
 mod write;
 
-use std::cell::{OnceCell, RefCell};
+use std::cell::{Cell, OnceCell, RefCell};
 use std::path::{Path, PathBuf};
 use std::sync::Once;
 
@@ -112,8 +112,10 @@ pub struct Store {
     removed_folders: Vec<String>,
     /// Whether the current transaction changed a vector.
     vectors_changed: bool,
-    /// `vectors.bin`, opened at the first vector search (`None` when missing or stale).
+    /// `vectors.bin`, opened at the first vector search (`None` when missing, stale or damaged).
     vector_file: OnceCell<Option<VectorFile>>,
+    /// Whether a search found `vectors.bin`'s vectors damaged.
+    vector_file_damaged: Cell<bool>,
     /// The lexical index as of a `data_version`: opened at the first BM25
     /// search, and again after another connection commits.
     lexical: RefCell<Option<(i64, Option<LexicalIndex>, LexicalState)>>,
@@ -130,6 +132,10 @@ pub struct ChangeStamp {
 impl Store {
     /// Opens the store of `scope` for reading. Never waits for a writer.
     pub fn open_read(scope: &Path) -> anyhow::Result<Store> {
+        Self::try_open_read(scope).map_err(|e| with_remedy(scope, e))
+    }
+
+    fn try_open_read(scope: &Path) -> anyhow::Result<Store> {
         let path = db_path(scope);
         if !path.is_file() {
             anyhow::bail!(
@@ -147,6 +153,7 @@ impl Store {
             removed_folders: Vec::new(),
             vectors_changed: false,
             vector_file: OnceCell::new(),
+            vector_file_damaged: Cell::new(false),
             lexical: RefCell::new(None),
         };
         store.check_format()?;
@@ -157,6 +164,10 @@ impl Store {
     /// taking `DIR/.kts/write.lock`. Fails with [`Locked`] under
     /// [`LockWait::NoWait`] when another writer holds it.
     pub fn open_writer(scope: &Path, wait: LockWait) -> anyhow::Result<Store> {
+        Self::try_open_writer(scope, wait).map_err(|e| with_remedy(scope, e))
+    }
+
+    fn try_open_writer(scope: &Path, wait: LockWait) -> anyhow::Result<Store> {
         let dir = kts_dir(scope);
         std::fs::create_dir_all(&dir).map_err(|e| lock::cannot_write(&dir, e))?;
         let lock = lock::acquire(&dir.join("write.lock"), wait)?;
@@ -175,6 +186,7 @@ impl Store {
             removed_folders: Vec::new(),
             vectors_changed: false,
             vector_file: OnceCell::new(),
+            vector_file_damaged: Cell::new(false),
             lexical: RefCell::new(None),
         };
         store.check_format()?;
@@ -312,6 +324,38 @@ impl Store {
         }
         Ok(())
     }
+}
+
+/// An error about the store of `scope`, said with the file and what to do
+/// when it is a damaged database or a full disk; other errors as they are.
+pub fn with_remedy(scope: &Path, error: anyhow::Error) -> anyhow::Error {
+    use rusqlite::ErrorCode::{DatabaseCorrupt, DiskFull, NotADatabase};
+    let sqlite = error
+        .chain()
+        .find_map(|e| e.downcast_ref::<rusqlite::Error>())
+        .and_then(rusqlite::Error::sqlite_error_code);
+    let io_full = error
+        .chain()
+        .filter_map(|e| e.downcast_ref::<std::io::Error>())
+        .any(|e| e.kind() == std::io::ErrorKind::StorageFull);
+    let cause = error.root_cause();
+    match sqlite {
+        Some(DatabaseCorrupt | NotADatabase) => anyhow::anyhow!(
+            "{} cannot be read ({cause}): move it aside to rebuild the scope",
+            db_path(scope).display()
+        ),
+        Some(DiskFull) => disk_full(scope, cause),
+        _ if io_full => disk_full(scope, cause),
+        _ => error,
+    }
+}
+
+fn disk_full(scope: &Path, cause: &dyn std::error::Error) -> anyhow::Error {
+    anyhow::anyhow!(
+        "the disk holding {} is full ({cause}): what was committed before is kept; free some \
+         space and run again",
+        kts_dir(scope).display()
+    )
 }
 
 /// A store file whose first transaction has not committed: the first

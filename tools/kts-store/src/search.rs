@@ -1,5 +1,6 @@
 //! Reading: BM25 and vector retrieval, and fetching the chunks they found.
 
+use anyhow::Context;
 use rusqlite::{OptionalExtension, params};
 
 use crate::lexical::{LexicalIndex, LexicalState};
@@ -103,9 +104,20 @@ impl Store {
         filters: &Filters,
     ) -> anyhow::Result<Vec<Scored>> {
         if let (Some(index), _) = self.lexical()? {
-            return Ok(ranked(index.search(&query_terms(query), k, filters)?));
+            match index.search(&query_terms(query), k, filters) {
+                Ok(rows) => return Ok(ranked(rows)),
+                Err(e) => self.lexical_is_damaged(&e),
+            }
         }
         self.search_fts5(query, k, filters)
+    }
+
+    /// Leaves the lexical index aside until another connection commits.
+    fn lexical_is_damaged(&self, e: &anyhow::Error) {
+        if let Some((_, index, state)) = &mut *self.lexical.borrow_mut() {
+            *index = None;
+            *state = LexicalState::unreadable(&self.scope, e);
+        }
     }
 
     /// Whether BM25 searches use the lexical index, and if not, why.
@@ -181,8 +193,10 @@ impl Store {
         if filters.doc_ids.is_some() {
             return self.search_vector_among(embedding, k, filters);
         }
-        if let Some(file) = self.vector_file()? {
-            return Ok(ranked(file.search(embedding, k, &filters.doc_types)));
+        if let Some(file) = self.vector_file()?
+            && let Some(rows) = self.unless_damaged(file.search(embedding, k, &filters.doc_types))
+        {
+            return Ok(ranked(rows));
         }
         let blob = f32_bytes(embedding);
         let map = |r: &rusqlite::Row<'_>| -> rusqlite::Result<(i64, f64)> {
@@ -226,8 +240,10 @@ impl Store {
             .prepare_cached(ALLOWED_CHUNKS)?
             .query_map(params![types, docs], |r| r.get(0))?
             .collect::<Result<_, _>>()?;
-        if let Some(file) = self.vector_file()? {
-            return Ok(ranked(file.search_among(embedding, k, &allowed)));
+        if let Some(file) = self.vector_file()?
+            && let Some(rows) = self.unless_damaged(file.search_among(embedding, k, &allowed))
+        {
+            return Ok(ranked(rows));
         }
         let mut stmt = self
             .conn
@@ -276,14 +292,28 @@ impl Store {
         Ok(self.vector_file()?.is_some())
     }
 
-    /// `vectors.bin` (with its delta) when it is current, opened once.
+    /// `vectors.bin` (with its delta) when it is current and sound, opened once.
     fn vector_file(&self) -> anyhow::Result<Option<&VectorFile>> {
         if self.vector_file.get().is_none() {
             let version = self.meta()?.vectors_version;
-            let file = VectorFile::open(&crate::vector_file_path(&self.scope), version)?;
+            let path = crate::vector_file_path(&self.scope);
+            let file = VectorFile::open(&path, version)
+                .with_context(|| format!("reading {}", path.display()))?;
             let _ = self.vector_file.set(file);
         }
+        if self.vector_file_damaged.get() {
+            return Ok(None);
+        }
         Ok(self.vector_file.get().and_then(Option::as_ref))
+    }
+
+    /// The rows `vectors.bin` scored; when they show its vectors damaged,
+    /// none, and the file is left aside.
+    fn unless_damaged(&self, rows: Option<Vec<(i64, f64)>>) -> Option<Vec<(i64, f64)>> {
+        if rows.is_none() {
+            self.vector_file_damaged.set(true);
+        }
+        rows
     }
 
     /// The documents with chunks holding every word of `text` (stopwords

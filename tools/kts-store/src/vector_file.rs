@@ -8,6 +8,14 @@
 //! missing file (a writer killed before rewriting it) costs speed, never
 //! correctness. The file is replaced by rename, never changed in place.
 //!
+//! Damage is treated as staleness: the header carries a CRC-32 of the
+//! header, the type names, the rowids, the codes and the scales (14 bytes a
+//! row, cheap to check), which readers check when they open the file and
+//! the writer before it keeps the file, rewriting it whole when it does not
+//! match. The vectors themselves are too large to check at every open: a
+//! search that scores a row with a value that is not a number takes the file
+//! as damaged and answers from `chunks_vec`.
+//!
 //! A search scores every row with int8 dot products (each row scaled to ±127
 //! by its own largest component; a quarter of the memory traffic of f32), then
 //! re-scores the best candidates exactly with the f32 rows.
@@ -20,7 +28,8 @@
 //! the f32 rows at a page boundary:
 //!
 //! ```text
-//! header   64 bytes: magic "KTSVEC01", dims u32, type count u32, rows u64, version u64
+//! header   64 bytes: magic "KTSVEC02", dims u32, type count u32, rows u64, version u64,
+//!          names length u64, checksum u32
 //! types    doc type names, UTF-8, each followed by '\n'
 //! rowids   i64 × rows       (chunks.id)
 //! codes    u16 × rows       (index of the row's doc type in the names)
@@ -41,7 +50,7 @@ use rusqlite::Connection;
 
 use crate::vector_delta::Delta;
 
-const MAGIC: &[u8; 8] = b"KTSVEC01";
+const MAGIC: &[u8; 8] = b"KTSVEC02";
 const HEADER: usize = 64;
 const PAGE: usize = 4096;
 /// Rows scanned per thread before a search is split across cores (a
@@ -98,7 +107,12 @@ struct Header {
     rows: usize,
     version: u64,
     names_len: usize,
+    /// See [`checksum`].
+    checksum: u32,
 }
+
+/// Where the checksum sits in the header; the bytes before it are checked.
+const CHECKSUM_AT: usize = 40;
 
 impl Header {
     fn encode(&self) -> [u8; HEADER] {
@@ -109,6 +123,7 @@ impl Header {
         out[16..24].copy_from_slice(&(self.rows as u64).to_le_bytes());
         out[24..32].copy_from_slice(&self.version.to_le_bytes());
         out[32..40].copy_from_slice(&(self.names_len as u64).to_le_bytes());
+        out[CHECKSUM_AT..CHECKSUM_AT + 4].copy_from_slice(&self.checksum.to_le_bytes());
         out
     }
 
@@ -124,13 +139,41 @@ impl Header {
             rows: usize::try_from(u64_at(16)).ok()?,
             version: u64_at(24),
             names_len: usize::try_from(u64_at(32)).ok()?,
+            checksum: u32_at(CHECKSUM_AT) as u32,
         })
     }
 }
 
-/// The version and row count stamped on the vector file at `path`, if it is one.
+/// The CRC-32 of the header (before its checksum), the type names, the
+/// rowids, the codes and the scales in `prefix`, the file's bytes up to its
+/// int8 rows.
+fn checksum(prefix: &[u8], layout: &Layout) -> u32 {
+    let mut hasher = crc32fast::Hasher::new();
+    hasher.update(&prefix[..CHECKSUM_AT]);
+    for (start, len) in [
+        (HEADER, layout.names_len),
+        (layout.rowids, layout.rows * 8),
+        (layout.codes, layout.rows * 2),
+        (layout.scales, layout.rows * 4),
+    ] {
+        hasher.update(&prefix[start..start + len]);
+    }
+    hasher.finalize()
+}
+
+/// The version and row count stamped on the vector file at `path`, if it is
+/// a sound one: of its layout's length, its checksum matching.
 pub(crate) fn file_version(path: &Path) -> Option<(u64, usize)> {
-    read_header(&File::open(path).ok()?).map(|h| (h.version, h.rows))
+    let mut file = File::open(path).ok()?;
+    let header = read_header(&file)?;
+    let layout = Layout::new(header.dims, header.rows, header.names_len);
+    if layout.len as u64 != file.metadata().ok()?.len() {
+        return None;
+    }
+    let mut prefix = vec![0; layout.int8];
+    file.seek(SeekFrom::Start(0)).ok()?;
+    std::io::Read::read_exact(&mut file, &mut prefix).ok()?;
+    (checksum(&prefix, &layout) == header.checksum).then_some((header.version, header.rows))
 }
 
 /// `vectors.delta`, beside the vector file at `path`.
@@ -169,12 +212,13 @@ pub(crate) fn write(
         .flat_map(|n| format!("{n}\n").into_bytes())
         .collect();
     let layout = Layout::new(dims, rows, names_block.len());
-    let header = Header {
+    let mut header = Header {
         dims,
         type_count: names.len(),
         rows,
         version,
         names_len: names_block.len(),
+        checksum: 0,
     };
 
     let tmp = path.with_extension("bin.tmp");
@@ -231,6 +275,16 @@ pub(crate) fn write(
             .map_err(|e| e.into_error())?
             .sync_all()?;
     }
+    let mut prefix = vec![0; layout.int8];
+    let mut handle = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&tmp)?;
+    std::io::Read::read_exact(&mut handle, &mut prefix)?;
+    header.checksum = checksum(&prefix, &layout);
+    handle.seek(SeekFrom::Start(0))?;
+    handle.write_all(&header.encode())?;
+    handle.sync_all()?;
     std::fs::rename(&tmp, path).with_context(|| format!("renaming {}", tmp.display()))?;
     if let Some(dir) = path.parent() {
         File::open(dir)?.sync_all()?;
@@ -304,12 +358,14 @@ impl VectorFile {
                     .map(&file)?,
             )
         };
+        if checksum(&scanned, &layout) != header.checksum {
+            return Ok(None);
+        }
         let names_bytes = &scanned[HEADER..HEADER + header.names_len];
-        let names: Vec<String> = std::str::from_utf8(names_bytes)
-            .context("vector file: doc type names are not UTF-8")?
-            .split_terminator('\n')
-            .map(str::to_string)
-            .collect();
+        let Ok(names) = std::str::from_utf8(names_bytes) else {
+            return Ok(None);
+        };
+        let names: Vec<String> = names.split_terminator('\n').map(str::to_string).collect();
         if names.len() != header.type_count {
             return Ok(None);
         }
@@ -360,9 +416,15 @@ impl VectorFile {
 
     /// The `k` rows nearest to `query` (a unit vector of the file's dims) as
     /// (rowid, cosine), best first; only rows of `doc_types` when not empty.
-    pub(crate) fn search(&self, query: &[f32], k: usize, doc_types: &[String]) -> Vec<(i64, f64)> {
+    /// `None` when a row scored is damaged (see [`sound`]).
+    pub(crate) fn search(
+        &self,
+        query: &[f32],
+        k: usize,
+        doc_types: &[String],
+    ) -> Option<Vec<(i64, f64)>> {
         if k == 0 || query.len() != self.layout.dims {
-            return Vec::new();
+            return Some(Vec::new());
         }
         let allowed = (!doc_types.is_empty()).then(|| self.allowed_codes(doc_types));
         let mut found = if allowed.as_ref().is_some_and(|codes| !codes.contains(&true)) {
@@ -390,19 +452,20 @@ impl VectorFile {
                     .map(|row| (delta.rowids[row], f64::from(dot_f32(delta.row(row), query)))),
             );
         }
-        crate::search::best_first(found, k)
+        sound(found).map(|found| crate::search::best_first(found, k))
     }
 
     /// The `k` of the rows with these rowids nearest to `query`, scored
-    /// exactly (for searches restricted to a few documents).
+    /// exactly (for searches restricted to a few documents); `None` as for
+    /// [`VectorFile::search`].
     pub(crate) fn search_among(
         &self,
         query: &[f32],
         k: usize,
         rowids: &std::collections::HashSet<i64>,
-    ) -> Vec<(i64, f64)> {
+    ) -> Option<Vec<(i64, f64)>> {
         if k == 0 || query.len() != self.layout.dims {
-            return Vec::new();
+            return Some(Vec::new());
         }
         let rows = self
             .rowids()
@@ -422,7 +485,7 @@ impl VectorFile {
                     .map(|(row, &rowid)| (rowid, f64::from(dot_f32(delta.row(row), query)))),
             );
         }
-        crate::search::best_first(found, k)
+        sound(found).map(|found| crate::search::best_first(found, k))
     }
 
     fn is_excluded(&self, row: usize) -> bool {
@@ -443,6 +506,14 @@ impl VectorFile {
             .map(|row| (rowids[row], f64::from(dot_f32(self.f32_row(row), query))))
             .collect()
     }
+}
+
+/// The scored rows, unless a score is not a number: a damaged vector (NaN
+/// would otherwise sort out of sight, or be printed as a score).
+fn sound(rows: Vec<(i64, f64)>) -> Option<Vec<(i64, f64)>> {
+    rows.iter()
+        .all(|(_, score)| score.is_finite())
+        .then_some(rows)
 }
 
 /// The int8 pass of a search.
@@ -682,6 +753,7 @@ mod tests {
             rows: 12345,
             version: 99,
             names_len: 20,
+            checksum: 0xdead_beef,
         };
         assert_eq!(Header::decode(&h.encode()), Some(h));
         assert_eq!(

@@ -308,3 +308,111 @@ fn a_damaged_index_is_not_used_and_is_rebuilt() {
     assert_eq!(sync(scope), Synced::Rebuilt { rows: 30 });
     assert_same_matches(&Store::open_read(scope).unwrap(), &Filters::default());
 }
+
+/// Overwrites a share of the bytes of the index files with this extension.
+fn damage(scope: &Path, extension: &str, share: usize) {
+    let mut random = fastrand::Rng::with_seed(1);
+    for entry in std::fs::read_dir(lexical_index_dir(scope)).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == extension) {
+            let mut bytes = std::fs::read(&path).unwrap();
+            for _ in 0..(bytes.len() * share / 100).max(1) {
+                let at = random.usize(..bytes.len());
+                bytes[at] = random.u8(..);
+            }
+            std::fs::write(&path, bytes).unwrap();
+        }
+    }
+}
+
+/// BM25 on `reader` falls back to FTS5, which the state says, naming the folder.
+fn assert_falls_back(reader: &Store, scope: &Path) {
+    for question in QUESTIONS {
+        assert_eq!(
+            reader
+                .search_bm25(question, 10, &Filters::default())
+                .unwrap(),
+            reader
+                .search_fts5(question, 10, &Filters::default())
+                .unwrap(),
+            "{question}"
+        );
+    }
+    match reader.lexical_state().unwrap() {
+        LexicalState::Unreadable(why) => assert!(
+            why.contains(&lexical_index_dir(scope).display().to_string()),
+            "{why}"
+        ),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn damaged_postings_are_not_used_and_are_rebuilt_even_with_nothing_changed() {
+    let dir = tempfile::tempdir().unwrap();
+    let scope = dir.path();
+    write(scope, (0..40).map(|n| document(n, "GENERAL", "words")));
+    sync(scope);
+    damage(scope, "idx", 100);
+    assert_falls_back(&Store::open_read(scope).unwrap(), scope);
+    assert_eq!(sync(scope), Synced::Rebuilt { rows: 120 });
+    assert_same_matches(&Store::open_read(scope).unwrap(), &Filters::default());
+
+    damage(scope, "idx", 2);
+    write(scope, [document(1, "GENERAL", "changed text")]);
+    assert!(
+        matches!(sync(scope), Synced::Rebuilt { .. }),
+        "a change on a damaged index"
+    );
+    assert_same_matches(&Store::open_read(scope).unwrap(), &Filters::default());
+}
+
+#[test]
+fn damaged_field_norms_are_found_when_a_reader_opens_the_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let scope = dir.path();
+    write(scope, (0..40).map(|n| document(n, "GENERAL", "words")));
+    sync(scope);
+    damage(scope, "fieldnorm", 2);
+    assert_falls_back(&Store::open_read(scope).unwrap(), scope);
+    assert_eq!(sync(scope), Synced::Rebuilt { rows: 120 });
+}
+
+#[test]
+fn after_most_documents_are_deleted_bm25_scores_as_a_fresh_index_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let scope = dir.path().join("updated");
+    let notes = |range: std::ops::Range<usize>| range.map(|n| document(n, "GENERAL", "words"));
+    write(&scope, notes(0..50));
+    sync(&scope);
+    let mut store = Store::open_writer(&scope, LockWait::NoWait).unwrap();
+    store.begin().unwrap();
+    for n in 5..50 {
+        store.delete_path(&format!("doc-{n:03}.md")).unwrap();
+    }
+    store.commit().unwrap();
+    store.refresh_lexical_index().unwrap();
+    drop(store);
+    let fresh = dir.path().join("fresh");
+    write(&fresh, notes(0..5));
+    sync(&fresh);
+
+    let (updated, fresh) = (
+        Store::open_read(&scope).unwrap(),
+        Store::open_read(&fresh).unwrap(),
+    );
+    for question in QUESTIONS {
+        let scores = |store: &Store| -> Vec<(String, String)> {
+            let hits = store
+                .search_bm25(question, 20, &Filters::default())
+                .unwrap();
+            let found = store.fetch_hits(&rowids(&hits)).unwrap();
+            found
+                .iter()
+                .zip(&hits)
+                .map(|(hit, scored)| (hit.chunk_id.clone(), format!("{:.4}", scored.score)))
+                .collect()
+        };
+        assert_eq!(scores(&updated), scores(&fresh), "{question}");
+    }
+}

@@ -1,5 +1,7 @@
 //! The store's contract: whole documents, model guard, safe queries, filters.
 
+use std::path::Path;
+
 use kts_record::scope_path::doc_id;
 use kts_store::{Applied, ChunkRow, DocumentRow, Filters, LockWait, ModelMismatch, Store};
 
@@ -307,4 +309,50 @@ fn readers_get_clear_messages_when_there_is_no_index() {
     std::fs::write(dir.path().join(".kts/kts.db"), "").unwrap();
     let err = Store::open_read(dir.path()).err().unwrap().to_string();
     assert!(err.starts_with("no index yet at"), "{err}");
+}
+
+#[test]
+fn a_damaged_database_is_named_with_what_to_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open_writer(dir.path(), LockWait::NoWait).unwrap();
+    store.begin().unwrap();
+    let chunks = vec![chunk("c1", 0, "annual leave is 25 days", None)];
+    store
+        .apply(&doc(&doc_id("a.md"), "a.md", "POLICY"), &chunks)
+        .unwrap();
+    store.commit().unwrap();
+    drop(store);
+    let db = dir.path().join(".kts/kts.db");
+    let mut bytes = std::fs::read(&db).unwrap();
+    bytes[100..].fill(0xa5);
+    std::fs::write(&db, bytes).unwrap();
+    for err in [
+        Store::open_read(dir.path()).err().unwrap(),
+        Store::open_writer(dir.path(), LockWait::NoWait)
+            .err()
+            .unwrap(),
+    ] {
+        let err = format!("{err:#}");
+        assert!(
+            err.starts_with(&format!("{} cannot be read", db.display()))
+                && err.ends_with("move it aside to rebuild the scope"),
+            "{err}"
+        );
+    }
+}
+
+#[test]
+fn a_full_disk_is_named_with_what_to_do() {
+    let full =
+        rusqlite::Error::SqliteFailure(rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_FULL), None);
+    let err = kts_store::with_remedy(Path::new("/data/s"), anyhow::Error::new(full));
+    assert!(
+        err.to_string()
+            .starts_with("the disk holding /data/s/.kts is full")
+            && err.to_string().ends_with("free some space and run again"),
+        "{err}"
+    );
+    let io = std::io::Error::from(std::io::ErrorKind::StorageFull);
+    let err = kts_store::with_remedy(Path::new("/data/s"), anyhow::Error::new(io));
+    assert!(err.to_string().contains("/data/s/.kts is full"), "{err}");
 }

@@ -196,6 +196,65 @@ fn a_damaged_vector_file_is_ignored() {
     assert_same(&answers(dir.path()), &reference);
 }
 
+/// Overwrites the bytes of `vectors.bin` in `range` with `byte`.
+fn overwrite(dir: &Path, range: std::ops::Range<usize>, byte: u8) {
+    let file = vector_file_path(dir);
+    let mut bytes = std::fs::read(&file).unwrap();
+    bytes[range].fill(byte);
+    std::fs::write(&file, bytes).unwrap();
+}
+
+#[test]
+fn a_vector_file_with_damaged_rowids_is_ignored_then_rewritten() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = indexed_store(dir.path());
+    let reference = answers_without_the_file(dir.path());
+    // The rowids start at the first multiple of 64 after the header and names.
+    overwrite(dir.path(), 128..160, 0x7f);
+    assert!(
+        !Store::open_read(dir.path())
+            .unwrap()
+            .vectors_from_file()
+            .unwrap()
+    );
+    assert_same(&answers(dir.path()), &reference);
+    assert!(
+        store.refresh_vector_file().unwrap(),
+        "rewritten with nothing changed"
+    );
+    assert!(
+        Store::open_read(dir.path())
+            .unwrap()
+            .vectors_from_file()
+            .unwrap()
+    );
+    assert_same(&answers(dir.path()), &reference);
+}
+
+#[test]
+fn vectors_that_are_not_numbers_never_give_a_score() {
+    let dir = tempfile::tempdir().unwrap();
+    drop(indexed_store(dir.path()));
+    let reference = answers_without_the_file(dir.path());
+    // 0xff bytes make every f32 of the file's last rows a NaN.
+    let len = std::fs::metadata(vector_file_path(dir.path()))
+        .unwrap()
+        .len() as usize;
+    overwrite(dir.path(), len - 100 * DIMS * 4..len, 0xff);
+    let reader = Store::open_read(dir.path()).unwrap();
+    let mut damaged = Vec::new();
+    for q in 0..12u64 {
+        damaged.push(
+            reader
+                .search_vector(&unit(10_000 + q), 10, &Filters::default())
+                .unwrap(),
+        );
+    }
+    assert!(!reader.vectors_from_file().unwrap());
+    let undamaged: Vec<_> = reference.iter().step_by(4).cloned().collect();
+    assert_same(&damaged, &undamaged);
+}
+
 #[test]
 fn a_store_without_vectors_has_no_vector_file() {
     let dir = tempfile::tempdir().unwrap();

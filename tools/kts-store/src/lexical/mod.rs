@@ -18,6 +18,17 @@
 //! commit leaves files no generation names: the next writer deletes them first. Any other disagreement (a missing,
 //! damaged or foreign index) makes the next writer rebuild it from SQLite.
 //!
+//! Damage is found by the files' checksums: the writer checks every file
+//! before it uses the index; a reader checks the small ones when it opens
+//! the index, and takes an error or a panic of tantivy's, or a score no
+//! sound index gives, as damage. A reader that finds damage runs BM25 on
+//! FTS5 and says so ([`LexicalState::Unreadable`]).
+//!
+//! Deleted chunks count in the words' statistics until tantivy merges their
+//! segment: a segment is merged once a share of its documents is deleted
+//! ([`DELETED_SHARE_BEFORE_MERGE`]), which bounds how far BM25 scores drift
+//! from those of a fresh index.
+//!
 //! Each chunk is one tantivy document whose one text field holds the chunk's
 //! text, its document's title and its heading path: FTS5's BM25 sums term
 //! counts over those three columns and measures length over all three, which
@@ -25,13 +36,18 @@
 
 mod analysis;
 
+use std::cell::Cell;
+use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
+use std::sync::Once;
 
 use anyhow::Context;
 use rusqlite::{Connection, params};
 use tantivy::collector::TopDocs;
 use tantivy::columnar::Column;
 use tantivy::directory::MmapDirectory;
+use tantivy::index::SegmentComponent;
+use tantivy::indexer::LogMergePolicy;
 use tantivy::query::{BooleanQuery, ConstScoreQuery, Occur, Query, TermQuery, TermSetQuery};
 use tantivy::schema::{
     FAST, Field, INDEXED, IndexRecordOption, STRING, Schema, TextFieldIndexing, TextOptions,
@@ -117,7 +133,15 @@ pub enum LexicalState {
     Missing,
     /// Rows changed since the index was last brought up to date.
     Stale,
+    /// The index cannot be opened or searched (damaged files): the why
+    /// names its folder.
     Unreadable(String),
+}
+
+impl LexicalState {
+    pub(crate) fn unreadable(scope: &Path, e: &anyhow::Error) -> LexicalState {
+        LexicalState::Unreadable(format!("{}: {e:#}", index_dir(scope).display()))
+    }
 }
 
 impl std::fmt::Display for LexicalState {
@@ -130,7 +154,10 @@ impl std::fmt::Display for LexicalState {
                 "the lexical index is behind the store (a write is under way or was cut off): \
                  the next kts-index DIR brings it up to date"
             ),
-            Self::Unreadable(why) => write!(f, "the lexical index cannot be read: {why}"),
+            Self::Unreadable(why) => write!(
+                f,
+                "the lexical index cannot be read ({why}): the next kts-index DIR rebuilds it"
+            ),
         }
     }
 }
@@ -147,10 +174,10 @@ pub struct LexicalIndex {
 impl LexicalIndex {
     /// The index of `scope` if it is current for the store on `conn`.
     pub(crate) fn open(conn: &Connection, scope: &Path) -> (Option<LexicalIndex>, LexicalState) {
-        match Self::try_open(conn, scope) {
+        match contained(|| Self::try_open(conn, scope)) {
             Ok(Ok(index)) => (Some(index), LexicalState::Current),
             Ok(Err(state)) => (None, state),
-            Err(e) => (None, LexicalState::Unreadable(format!("{e:#}"))),
+            Err(e) => (None, LexicalState::unreadable(scope, &e)),
         }
     }
 
@@ -182,6 +209,7 @@ impl LexicalIndex {
             return Ok(Err(LexicalState::Stale));
         }
         let fields = Fields::of(&index).context("its fields are not this kts's")?;
+        check_small_files(&index)?;
         register_analyzer(&index);
         let reader = index
             .reader_builder()
@@ -201,8 +229,27 @@ impl LexicalIndex {
     }
 
     /// The `k` best chunks for these query words by BM25, as (rowid, score),
-    /// best first (ties by rowid).
+    /// best first (ties by rowid). An error (a panic of tantivy's included)
+    /// or a score no sound index gives means the index is damaged.
     pub fn search(
+        &self,
+        words: &[String],
+        k: usize,
+        filters: &Filters,
+    ) -> anyhow::Result<Vec<(i64, f64)>> {
+        let rows = contained(|| self.try_search(words, k, filters))?;
+        // BM25 gives every match a positive score: each query word's weight
+        // and term frequency part are positive.
+        if let Some((_, score)) = rows
+            .iter()
+            .find(|(_, score)| !score.is_finite() || *score <= 0.0)
+        {
+            anyhow::bail!("it scores a match {score}: its files are damaged");
+        }
+        Ok(rows)
+    }
+
+    fn try_search(
         &self,
         words: &[String],
         k: usize,
@@ -259,6 +306,75 @@ impl LexicalIndex {
     }
 }
 
+thread_local! {
+    /// Whether this thread runs a tantivy call under [`contained`].
+    static CONTAINING: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Runs a tantivy call with its panics turned into errors: tantivy's
+/// decoders panic on damaged files (an index out of bounds), and the index
+/// is only derived from the store, so damage must not end the process. The
+/// panic's own report is kept off stderr; the error carries its message.
+fn contained<T>(call: impl FnOnce() -> anyhow::Result<T>) -> anyhow::Result<T> {
+    static QUIET_HOOK: Once = Once::new();
+    QUIET_HOOK.call_once(|| {
+        let report = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !CONTAINING.get() {
+                report(info);
+            }
+        }));
+    });
+    let outer = CONTAINING.replace(true);
+    let result = std::panic::catch_unwind(AssertUnwindSafe(call));
+    CONTAINING.set(outer);
+    result.unwrap_or_else(|panic| {
+        let message = (panic.downcast_ref::<&str>().copied())
+            .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
+            .unwrap_or("no message");
+        Err(anyhow::anyhow!("tantivy panicked: {message}"))
+    })
+}
+
+/// Checks the checksums of the files a search reads besides the postings
+/// and the term dictionary (those are the bulk of the index: a reader
+/// cannot afford to read them whole, and [`LexicalIndex::search`] checks
+/// what it finds there): each segment's field norms, fast fields and
+/// deletions, which are small.
+fn check_small_files(index: &Index) -> anyhow::Result<()> {
+    let components = [
+        SegmentComponent::FieldNorms,
+        SegmentComponent::FastFields,
+        SegmentComponent::Delete,
+    ];
+    for segment in index.searchable_segment_metas()? {
+        for component in &components {
+            if *component == SegmentComponent::Delete && !segment.has_deletes() {
+                continue;
+            }
+            check_file(index, &segment.relative_path(component.clone()))?;
+        }
+    }
+    Ok(())
+}
+
+fn check_file(index: &Index, file: &Path) -> anyhow::Result<()> {
+    if !index.directory().validate_checksum(file)? {
+        anyhow::bail!("{} does not match its checksum", file.display());
+    }
+    Ok(())
+}
+
+/// Checks every file of the index against its checksum (a missing file
+/// fails too).
+fn check_all_files(index: &Index) -> anyhow::Result<()> {
+    let damaged = index.validate_checksum()?;
+    if let Some(file) = damaged.iter().next() {
+        anyhow::bail!("{} does not match its checksum", file.display());
+    }
+    Ok(())
+}
+
 /// What [`sync`] did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Synced {
@@ -275,44 +391,65 @@ pub enum Synced {
 pub(crate) fn sync(conn: &Connection, scope: &Path) -> anyhow::Result<Synced> {
     let dir = index_dir(scope);
     let generation = schema::lexical_generation(conn)?;
-    let pending = schema::lexical_pending(conn)?;
-    let existing = open_for_writing(&dir);
-    let resumable = match (&existing, generation) {
-        (Some((_, payload)), Some(generation)) => {
-            payload.format == FORMAT
-                && (payload.generation == generation || payload.generation == generation + 1)
-        }
-        _ => false,
-    };
-    if resumable && !pending {
-        let (_, payload) = existing.as_ref().expect("resumable");
-        if Some(payload.generation) == generation {
+    let next = generation.map_or(1, |g| g + 1);
+    if let (Some((index, payload)), Some(generation)) = (open_for_writing(&dir), generation)
+        && payload.format == FORMAT
+        && (payload.generation == generation || payload.generation == generation + 1)
+    {
+        if payload.generation == generation && !schema::lexical_pending(conn)? {
             return Ok(Synced::Current);
         }
-    }
-    let (index, fields) = match existing {
-        Some((index, _)) if resumable => {
-            let fields = Fields::of(&index).expect("checked when opened");
-            (index, fields)
+        // Damage the checksums miss can still fail the update: rebuilt then.
+        if let Ok(rows) = contained(|| update(conn, &index, next)) {
+            record_generation(conn, next)?;
+            return Ok(Synced::Updated { rows });
         }
-        _ => (create(&dir)?, Fields::schema().1),
-    };
-    let next = generation.map_or(1, |g| g + 1);
-    let mut writer: IndexWriter<TantivyDocument> = index.writer(WRITER_MEMORY)?;
+    }
+    let rows = contained(|| rebuild(conn, &dir, next))?;
+    record_generation(conn, next)?;
+    Ok(Synced::Rebuilt { rows })
+}
+
+/// Replaces the pending rows in `index` and commits it as generation `next`.
+fn update(conn: &Connection, index: &Index, next: u64) -> anyhow::Result<usize> {
+    let fields = Fields::of(index).expect("checked when opened");
+    let writer = writer(index)?;
+    let rows = replace_pending(conn, &writer, fields)?;
+    commit(writer, next)?;
+    Ok(rows)
+}
+
+/// Builds the index anew in `dir` from every chunk, as generation `next`.
+fn rebuild(conn: &Connection, dir: &Path, next: u64) -> anyhow::Result<usize> {
+    let index = create(dir)?;
+    let writer = writer(&index)?;
+    let rows = add_all(conn, &writer, Fields::schema().1)?;
+    commit(writer, next)?;
+    Ok(rows)
+}
+
+/// The share of a segment's documents that may be deleted before the
+/// segment is merged away. Until then a deleted chunk still counts in the
+/// words' statistics, so BM25 scores drift from those of a fresh index by
+/// at most what this share of stale documents makes; merging only the
+/// segments past it keeps a small update small.
+const DELETED_SHARE_BEFORE_MERGE: f32 = 0.15;
+
+fn writer(index: &Index) -> anyhow::Result<IndexWriter<TantivyDocument>> {
+    let writer: IndexWriter<TantivyDocument> = index.writer(WRITER_MEMORY)?;
+    let mut policy = LogMergePolicy::default();
+    policy.set_del_docs_ratio_before_merge(DELETED_SHARE_BEFORE_MERGE);
+    writer.set_merge_policy(Box::new(policy));
     // A writer killed inside tantivy's commit leaves files that the commit's
     // meta.json never named; some are named by operation number, which the
     // same operations run again reuse, and tantivy will not overwrite them.
     writer.garbage_collect_files().wait()?;
-    let synced = if resumable {
-        Synced::Updated {
-            rows: replace_pending(conn, &writer, fields)?,
-        }
-    } else {
-        writer.delete_all_documents()?;
-        Synced::Rebuilt {
-            rows: add_all(conn, &writer, fields)?,
-        }
-    };
+    Ok(writer)
+}
+
+/// Commits the index with generation `next` as its payload, and waits for
+/// the merges the commit starts.
+fn commit(mut writer: IndexWriter<TantivyDocument>, next: u64) -> anyhow::Result<()> {
     let mut commit = writer.prepare_commit()?;
     commit.set_payload(&serde_json::to_string(&Payload {
         format: FORMAT,
@@ -320,6 +457,11 @@ pub(crate) fn sync(conn: &Connection, scope: &Path) -> anyhow::Result<Synced> {
     })?);
     commit.commit()?;
     writer.wait_merging_threads()?;
+    Ok(())
+}
+
+/// Records in the store that the index holds generation `next`.
+fn record_generation(conn: &Connection, next: u64) -> anyhow::Result<()> {
     conn.execute_batch("BEGIN IMMEDIATE")?;
     let recorded = conn
         .execute("DELETE FROM lexical_pending", [])
@@ -332,16 +474,21 @@ pub(crate) fn sync(conn: &Connection, scope: &Path) -> anyhow::Result<Synced> {
             return Err(e);
         }
     }
-    Ok(synced)
+    Ok(())
 }
 
-/// The index in `dir` with its payload, when it opens and has our fields.
+/// The index in `dir` with its payload, when it opens, has our fields and
+/// every file matches its checksum.
 fn open_for_writing(dir: &Path) -> Option<(Index, Payload)> {
-    let index = Index::open_in_dir(dir).ok()?;
-    Fields::of(&index)?;
-    register_analyzer(&index);
-    let payload = Payload::of(&index)?;
-    Some((index, payload))
+    contained(|| {
+        let index = Index::open_in_dir(dir)?;
+        Fields::of(&index).context("its fields are not this kts's")?;
+        check_all_files(&index)?;
+        register_analyzer(&index);
+        let payload = Payload::of(&index).context("it has no generation")?;
+        Ok((index, payload))
+    })
+    .ok()
 }
 
 /// A new, empty index in `dir`, replacing whatever was there.
