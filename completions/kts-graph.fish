@@ -40,29 +40,29 @@ complete -c kts-graph -n "__fish_kts_graph_needs_command" -a "neighbors" -d 'Ent
 complete -c kts-graph -n "__fish_kts_graph_needs_command" -a "central" -d 'The most connected entities and topics (degree centrality)'
 complete -c kts-graph -n "__fish_kts_graph_needs_command" -a "entities" -d 'The entities, most mentioned first'
 complete -c kts-graph -n "__fish_kts_graph_needs_command" -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c kts-graph -n "__fish_kts_graph_using_subcommand related" -l top -d 'Documents to list' -r
+complete -c kts-graph -n "__fish_kts_graph_using_subcommand related" -l top -d 'Documents to list, 1 or more' -r
 complete -c kts-graph -n "__fish_kts_graph_using_subcommand related" -l config -d 'Read the settings from this file instead of DIR/.kts/config.toml' -r -F
 complete -c kts-graph -n "__fish_kts_graph_using_subcommand related" -l min-mentions -d 'Leave out entities mentioned fewer times in the scope (seeds and defined terms excepted)' -r
 complete -c kts-graph -n "__fish_kts_graph_using_subcommand related" -l edge-threshold -d 'Do not follow edges lighter than this (weights are in (0, 1])' -r
 complete -c kts-graph -n "__fish_kts_graph_using_subcommand related" -l seed -d 'An entity to extract wherever its name occurs, as KIND:NAME (e.g. PERSON:Jane Doe); repeatable' -r
 complete -c kts-graph -n "__fish_kts_graph_using_subcommand related" -l taxonomy -d 'A system or tool name to extract as SYSTEM wherever it occurs; repeatable' -r
 complete -c kts-graph -n "__fish_kts_graph_using_subcommand related" -s h -l help -d 'Print help'
-complete -c kts-graph -n "__fish_kts_graph_using_subcommand neighbors" -l hops -d 'Edges to walk [default: the depth setting, 2]' -r
-complete -c kts-graph -n "__fish_kts_graph_using_subcommand neighbors" -l top -d 'Nodes to list' -r
+complete -c kts-graph -n "__fish_kts_graph_using_subcommand neighbors" -l hops -d 'Edges to walk, 1 or more [default: the depth setting, 2]' -r
+complete -c kts-graph -n "__fish_kts_graph_using_subcommand neighbors" -l top -d 'Nodes to list, 1 or more' -r
 complete -c kts-graph -n "__fish_kts_graph_using_subcommand neighbors" -l config -d 'Read the settings from this file instead of DIR/.kts/config.toml' -r -F
 complete -c kts-graph -n "__fish_kts_graph_using_subcommand neighbors" -l min-mentions -d 'Leave out entities mentioned fewer times in the scope (seeds and defined terms excepted)' -r
 complete -c kts-graph -n "__fish_kts_graph_using_subcommand neighbors" -l edge-threshold -d 'Do not follow edges lighter than this (weights are in (0, 1])' -r
 complete -c kts-graph -n "__fish_kts_graph_using_subcommand neighbors" -l seed -d 'An entity to extract wherever its name occurs, as KIND:NAME (e.g. PERSON:Jane Doe); repeatable' -r
 complete -c kts-graph -n "__fish_kts_graph_using_subcommand neighbors" -l taxonomy -d 'A system or tool name to extract as SYSTEM wherever it occurs; repeatable' -r
 complete -c kts-graph -n "__fish_kts_graph_using_subcommand neighbors" -s h -l help -d 'Print help'
-complete -c kts-graph -n "__fish_kts_graph_using_subcommand central" -l top -r
+complete -c kts-graph -n "__fish_kts_graph_using_subcommand central" -l top -d 'Entities and topics to list, 1 or more' -r
 complete -c kts-graph -n "__fish_kts_graph_using_subcommand central" -l config -d 'Read the settings from this file instead of DIR/.kts/config.toml' -r -F
 complete -c kts-graph -n "__fish_kts_graph_using_subcommand central" -l min-mentions -d 'Leave out entities mentioned fewer times in the scope (seeds and defined terms excepted)' -r
 complete -c kts-graph -n "__fish_kts_graph_using_subcommand central" -l edge-threshold -d 'Do not follow edges lighter than this (weights are in (0, 1])' -r
 complete -c kts-graph -n "__fish_kts_graph_using_subcommand central" -l seed -d 'An entity to extract wherever its name occurs, as KIND:NAME (e.g. PERSON:Jane Doe); repeatable' -r
 complete -c kts-graph -n "__fish_kts_graph_using_subcommand central" -l taxonomy -d 'A system or tool name to extract as SYSTEM wherever it occurs; repeatable' -r
 complete -c kts-graph -n "__fish_kts_graph_using_subcommand central" -s h -l help -d 'Print help'
-complete -c kts-graph -n "__fish_kts_graph_using_subcommand entities" -l kind -d 'Only entities of this kind (TERM, SYSTEM, CONCEPT, ACRONYM, ERROR_CODE, PERSON)' -r
+complete -c kts-graph -n "__fish_kts_graph_using_subcommand entities" -l kind -d 'Only entities of this kind (TERM, SYSTEM, CONCEPT, ACRONYM, ERROR_CODE, PERSON), or the keyword topics (TOPIC)' -r
 complete -c kts-graph -n "__fish_kts_graph_using_subcommand entities" -l config -d 'Read the settings from this file instead of DIR/.kts/config.toml' -r -F
 complete -c kts-graph -n "__fish_kts_graph_using_subcommand entities" -l min-mentions -d 'Leave out entities mentioned fewer times in the scope (seeds and defined terms excepted)' -r
 complete -c kts-graph -n "__fish_kts_graph_using_subcommand entities" -l edge-threshold -d 'Do not follow edges lighter than this (weights are in (0, 1])' -r

@@ -106,10 +106,11 @@ pipelines/reindex runs it at the end of each run.
 writes the best matching scopes first, with a score: the scopes whose slug
 words all occur in TEXT first, then by BM25 over each row's words (in a
 large catalog, words a quarter of the scopes hold or more are left out).
+When no scope matches, stdout stays empty and a warning says so.
 
 Example:
   mkdir -p kb && cp -r docs kb/handbook
-  kts-crawl kb/handbook | kts-convert | kts-chunk | kts-index kb/handbook
+  kts-crawl kb/handbook | kts-convert | kts-chunk | kts-embed | kts-index kb/handbook
   kts-catalog kb
   kts-catalog kb --list
   kts-catalog kb --search \"handbook error codes\" --limit 3";
@@ -127,11 +128,12 @@ pub struct Args {
 
     /// Write the scopes matching TEXT, best first, as kts.scope/1 records
     /// with a score, instead of rebuilding the catalog.
-    #[arg(long, value_name = "TEXT")]
+    #[arg(long, value_name = "TEXT", value_parser = not_blank)]
     pub search: Option<String>,
 
-    /// Scopes --search writes at most.
-    #[arg(long, value_name = "N", default_value_t = 10, requires = "search")]
+    /// Scopes --search writes at most (1 or more).
+    #[arg(long, value_name = "N", default_value_t = 10, requires = "search",
+          value_parser = kts_cli::at_least_one())]
     pub limit: usize,
 
     /// Rebuild only when the catalog is missing or its scopes are not the
@@ -150,6 +152,15 @@ pub fn command() -> clap::Command {
     Args::command()
 }
 
+/// A text with something to search for (clap's check of --search).
+fn not_blank(text: &str) -> Result<String, String> {
+    if text.trim().is_empty() {
+        Err("the text to search for is empty".into())
+    } else {
+        Ok(text.to_string())
+    }
+}
+
 pub fn run(args: Args) -> anyhow::Result<Exit> {
     let messages = Messages::new("kts-catalog").quiet(args.quiet);
     if args.list {
@@ -162,8 +173,12 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     }
     if let Some(text) = &args.search {
         let catalog = Catalog::open(&args.root)?;
+        let found = catalog.search(text, args.limit)?;
+        if found.is_empty() {
+            messages.warn(&format!("no scope of the catalog matches {text:?}"));
+        }
         let mut out = JsonlWriter::new();
-        for (row, score) in catalog.search(text, args.limit)? {
+        for (row, score) in found {
             out.write(&row.to_record(Some(score)))?;
         }
         return Ok(Exit::Ok);

@@ -587,3 +587,26 @@ fn if_stale_rebuilds_only_when_the_scope_folders_changed() {
     assert!(listed.iter().any(|r| r["slug"] == "helpdesk"), "{listed:?}");
     assert!(!rebuilt(root.path()));
 }
+
+#[test]
+fn a_search_for_nothing_is_a_usage_error_and_no_match_is_said() {
+    let root = tempfile::tempdir().unwrap();
+    let scope = root.path().join("Support");
+    std::fs::create_dir(&scope).unwrap();
+    std::fs::write(scope.join("login.md"), AUTH).unwrap();
+    index(&scope);
+    kts_tests::succeeded(catalog_cli(root.path(), "--quiet"));
+
+    for flags in ["--search ''", "--search '  '", "--search login --limit 0"] {
+        let output = catalog_cli(root.path(), flags);
+        assert_eq!(output.status.code(), Some(2), "{flags}");
+        assert!(output.stdout.is_empty(), "{flags}");
+    }
+    let nothing = kts_tests::succeeded(catalog_cli(root.path(), "--search zebra"));
+    assert!(nothing.stdout.is_empty());
+    let stderr = String::from_utf8_lossy(&nothing.stderr);
+    assert!(
+        stderr.contains("no scope of the catalog matches \"zebra\""),
+        "{stderr}"
+    );
+}

@@ -5,7 +5,7 @@ mod splitter;
 
 use clap::{CommandFactory, Parser};
 use kts_cli::{Exit, Incoming, JsonlReader, JsonlWriter};
-use kts_record::{ChunkRecord, DocRecord, ErrorCode};
+use kts_record::{ChunkRecord, DocRecord, ErrorCode, schema_id};
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -15,7 +15,8 @@ const ABOUT: &str =
     "Split kts.doc/1 Markdown into kts.chunk/1 records at headings, paragraphs and sentences";
 
 const AFTER_HELP: &str = "\
-Reads kts.doc/1 records on stdin. Each document is passed through, with the
+Reads kts.doc/1 records on stdin (a record without a `schema` field is taken
+as one). Each document is passed through, with the
 number of its chunks in `chunks` (kts-index keeps a document only when that many
 arrive), followed by its chunks: spans of its Markdown of about --size characters that end at
 sentence boundaries. A chunk starts with the whole paragraphs (or, in a
@@ -68,7 +69,7 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         overlap: (args.overlap as usize).min(args.size as usize / 2),
         min_size: (args.min_size as usize).min(args.size as usize / 2),
     };
-    let mut reader = JsonlReader::stdin();
+    let mut reader = JsonlReader::stdin().with_default_schema(schema_id::DOC);
     let mut out = JsonlWriter::new();
     let (mut documents, mut chunks) = (0usize, 0usize);
     while let Some(item) = reader.next() {

@@ -135,6 +135,25 @@ fn pages_are_cited_and_other_records_pass_through() {
 }
 
 #[test]
+fn a_record_without_a_schema_is_taken_as_a_doc_and_passed_on_naming_it() {
+    let doc = json!({"doc_id": "3f1a5f0e2e8c1b7a", "path": "a.md", "markdown": "# A\n\nHello."});
+    let (output, records) = chunk(&format!("{doc}\n"), &[]);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(
+        records[0].to_string(),
+        r##"{"schema":"kts.doc/1","doc_id":"3f1a5f0e2e8c1b7a","path":"a.md","markdown":"# A\n\nHello.","chunks":1}"##
+    );
+    assert_eq!(
+        (records[1]["schema"].as_str(), records[1]["text"].as_str()),
+        (Some("kts.chunk/1"), Some("# A\n\nHello."))
+    );
+}
+
+#[test]
 fn bad_flags_are_usage_errors() {
     let output = Command::new(env!("CARGO_BIN_EXE_kts-chunk"))
         .args(["--size", "10"])

@@ -1,7 +1,7 @@
 use std::io::{BufRead, BufReader, Read};
 
 use kts_record::{ErrorCode, schema_id};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 /// One input line, classified by its `schema`.
 pub enum Incoming {
@@ -14,7 +14,18 @@ pub enum Incoming {
 }
 
 impl Incoming {
-    fn classify(value: Value) -> Result<Incoming, String> {
+    /// Sorts a record by its `schema`; a record without one is taken as one
+    /// of `default` (given that field, first) when the reader has a default.
+    fn classify(value: Value, default: Option<&str>) -> Result<Incoming, String> {
+        let value = match (value, default) {
+            (Value::Object(fields), Some(default)) if !fields.contains_key("schema") => {
+                let mut named = Map::with_capacity(fields.len() + 1);
+                named.insert("schema".into(), default.into());
+                named.extend(fields);
+                Value::Object(named)
+            }
+            (value, _) => value,
+        };
         let Some(schema) = value.get("schema").and_then(Value::as_str) else {
             return Err("record has no \"schema\" field".into());
         };
@@ -34,6 +45,8 @@ pub struct JsonlReader<R> {
     lines: std::io::Lines<BufReader<R>>,
     source: String,
     line_number: usize,
+    /// The schema of a record that names none.
+    default_schema: Option<&'static str>,
 }
 
 impl JsonlReader<std::io::Stdin> {
@@ -48,7 +61,16 @@ impl<R: Read> JsonlReader<R> {
             lines: BufReader::with_capacity(1 << 16, reader).lines(),
             source: source.into(),
             line_number: 0,
+            default_schema: None,
         }
+    }
+
+    /// Takes a record without a `schema` field as one of `schema` (the
+    /// records this input expects: the schemas make the field optional).
+    /// Without it, such a record is a `bad-record`.
+    pub fn with_default_schema(mut self, schema: &'static str) -> Self {
+        self.default_schema = Some(schema);
+        self
     }
 
     /// The position of the line read last, as `source:line`.
@@ -84,7 +106,10 @@ impl<R: Read> Iterator for JsonlReader<R> {
             }
             let parsed = serde_json::from_str::<Value>(&line)
                 .map_err(|e| (ErrorCode::BadJson, e.to_string()))
-                .and_then(|v| Incoming::classify(v).map_err(|m| (ErrorCode::BadRecord, m)));
+                .and_then(|v| {
+                    Incoming::classify(v, self.default_schema)
+                        .map_err(|m| (ErrorCode::BadRecord, m))
+                });
             return Some(Ok(parsed));
         }
     }
@@ -111,5 +136,21 @@ mod tests {
         ));
         assert!(matches!(reader.next(), Some(Ok(Ok(Incoming::Other(_))))));
         assert!(reader.next().is_none());
+    }
+
+    #[test]
+    fn a_record_without_a_schema_is_taken_as_the_default_one() {
+        let input = "{\"path\":\"a.md\"}\n{\"schema\":\"kts.chunk/1\"}\n{\"schema\":7}\n";
+        let mut reader =
+            JsonlReader::new(input.as_bytes(), "stdin").with_default_schema("kts.doc/1");
+        let Some(Ok(Ok(Incoming::Doc(doc)))) = reader.next() else {
+            panic!("not taken as a kts.doc/1");
+        };
+        assert_eq!(doc.to_string(), r#"{"schema":"kts.doc/1","path":"a.md"}"#);
+        assert!(matches!(reader.next(), Some(Ok(Ok(Incoming::Chunk(_))))));
+        assert!(matches!(
+            reader.next(),
+            Some(Ok(Err((ErrorCode::BadRecord, _))))
+        ));
     }
 }

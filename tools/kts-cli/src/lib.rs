@@ -36,6 +36,12 @@ impl Reporting {
     }
 }
 
+/// The clap parser of a count flag that must be 1 or more (a number of
+/// results, of threads, a limit): 0 would answer nothing or refuse everything.
+pub fn at_least_one() -> clap::builder::RangedU64ValueParser<usize> {
+    clap::builder::RangedU64ValueParser::new().range(1..)
+}
+
 /// The documented exit statuses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Exit {

@@ -53,8 +53,44 @@ fn exit_quietly_on_broken_pipe(result: io::Result<()>) -> io::Result<()> {
     }
 }
 
+/// Whether a write failed because the reader went away, also when serde_json
+/// wrote (its error does not list the `io::Error` among its causes).
 pub(crate) fn is_broken_pipe(err: &anyhow::Error) -> bool {
-    err.chain()
-        .filter_map(|cause| cause.downcast_ref::<io::Error>())
-        .any(|e| e.kind() == io::ErrorKind::BrokenPipe)
+    err.chain().any(|cause| {
+        let kind = match cause.downcast_ref::<serde_json::Error>() {
+            Some(e) => e.io_error_kind(),
+            None => cause.downcast_ref::<io::Error>().map(io::Error::kind),
+        };
+        kind == Some(io::ErrorKind::BrokenPipe)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A reader that has gone away.
+    struct ClosedPipe;
+
+    impl Write for ClosedPipe {
+        fn write(&mut self, _: &[u8]) -> io::Result<usize> {
+            Err(io::ErrorKind::BrokenPipe.into())
+        }
+
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_broken_pipe_is_recognised_whoever_wrote() {
+        let by_serde_json = serde_json::to_writer_pretty(ClosedPipe, &[1, 2]).unwrap_err();
+        assert!(is_broken_pipe(&anyhow::Error::new(by_serde_json)));
+        let by_hand = ClosedPipe.write_all(b"x").unwrap_err();
+        assert!(is_broken_pipe(
+            &anyhow::Error::new(by_hand).context("writing")
+        ));
+        let other = serde_json::from_str::<u8>("x").unwrap_err();
+        assert!(!is_broken_pipe(&anyhow::Error::new(other)));
+    }
 }

@@ -23,14 +23,15 @@ use ocr::{Ocr, OcrMode};
 const ABOUT: &str = "Convert documents (md, txt, html, json, docx, pptx, pdf, csv, xlsx, xls, ods, odt, odp, epub, rtf, vtt, adoc, eml, mbox, msg; png, jpg, tiff and scanned pages by OCR) to Markdown kts.doc/1 records";
 
 const AFTER_HELP: &str = "\
-Reads kts.file/1 records (from kts-crawl) on stdin and writes one kts.doc/1
-record per document: its Markdown (headings, lists, tables, slide titles and
-notes, <!-- page: N --> and <!-- slide: N --> markers; a CSV or TSV file as one
-table, its delimiter and encoding sniffed; each sheet of a workbook as a
-heading and its blocks of data as tables; an EPUB's chapters in reading
-order; a WebVTT transcript's cues, one paragraph per speaker turn; an
-e-mail's subject as title, its from/to/cc/date and body), title, doc_type,
-dates, keywords and images. Each attachment of an e-mail that kts reads
+Reads kts.file/1 records (from kts-crawl; a record without a `schema` field is
+taken as one) on stdin and writes one kts.doc/1 record per document: its
+Markdown (headings, lists, tables, slide titles and notes, <!-- page: N -->
+and <!-- slide: N --> markers; a CSV or TSV file as one table, its delimiter
+and encoding sniffed; each sheet of a workbook as a heading and its blocks
+of data as tables; an EPUB's chapters in reading order; a WebVTT
+transcript's cues, one paragraph per speaker turn; an e-mail's subject as
+title, its from/to/cc/date and body), title, doc_type, dates, keywords and
+images. Each attachment of an e-mail that kts reads
 follows as a kts.doc/1 of its own, at FILE#attachment/NAME; each message of a
 mailbox at FILE#message/N. The Markdown, metadata and images are also kept in
 ROOT/.kts/documents/<doc_id>/ (content.md, metadata.json, images/<sha256>.<ext>);
@@ -61,33 +62,34 @@ pub struct Args {
     #[arg(long, value_name = "DIR")]
     pub root: Option<PathBuf>,
 
-    /// Worker threads [default: the number of cores].
-    #[arg(long, short = 'j', value_name = "N")]
+    /// Worker threads, 1 or more [default: the number of cores].
+    #[arg(long, short = 'j', value_name = "N", value_parser = kts_cli::at_least_one())]
     pub threads: Option<usize>,
 
-    /// Give up on a document after this many seconds (OCR included: raise it
-    /// for long scans).
-    #[arg(long, value_name = "SECONDS", default_value_t = 120)]
+    /// Give up on a document after this many seconds, 1 or more (OCR
+    /// included: raise it for long scans).
+    #[arg(long, value_name = "SECONDS", default_value_t = 120, value_parser = clap::value_parser!(u64).range(1..))]
     pub timeout: u64,
 
-    /// Refuse a document whose Markdown would pass this many MiB (a text file
-    /// that large is refused before it is read): the later stages hold a
-    /// document whole.
-    #[arg(long, value_name = "MIB", default_value_t = 256)]
+    /// Refuse a document whose Markdown would pass this many MiB, 1 or more
+    /// (a text file that large is refused before it is read): the later
+    /// stages hold a document whole.
+    #[arg(long, value_name = "MIB", default_value_t = 256, value_parser = clap::value_parser!(u64).range(1..))]
     pub max_markdown_mib: u64,
 
     /// Largest total a zip package (docx, pptx, xlsx, ods, odt, odp, epub) may
-    /// decompress to, and the attachments of one e-mail file may add up to, in MiB.
-    #[arg(long, value_name = "MIB", default_value_t = 512)]
+    /// decompress to, and the attachments of one e-mail file may add up to, in
+    /// MiB, 1 or more.
+    #[arg(long, value_name = "MIB", default_value_t = 512, value_parser = clap::value_parser!(u64).range(1..))]
     pub max_unpacked_mib: u64,
 
-    /// Refuse PDFs with more pages than this.
-    #[arg(long, value_name = "N", default_value_t = 5000)]
+    /// Refuse PDFs with more pages than this (1 or more).
+    #[arg(long, value_name = "N", default_value_t = 5000, value_parser = kts_cli::at_least_one())]
     pub max_pages: usize,
 
-    /// Read at most this many non-empty cells of a workbook; the rest is left
-    /// out with a warning.
-    #[arg(long, value_name = "N", default_value_t = 5_000_000)]
+    /// Read at most this many non-empty cells of a workbook, 1 or more; the
+    /// rest is left out with a warning.
+    #[arg(long, value_name = "N", default_value_t = 5_000_000, value_parser = kts_cli::at_least_one())]
     pub max_cells: usize,
 
     /// Which pages to read with OCR: auto (images, PDF pages without text,
@@ -101,14 +103,14 @@ pub struct Args {
     #[arg(long, value_name = "LANGS", default_value = "eng")]
     pub ocr_languages: String,
 
-    /// Give up on a page (rendering or OCR) after this many seconds.
-    #[arg(long, value_name = "SECONDS", default_value_t = 60)]
+    /// Give up on a page (rendering or OCR) after this many seconds, 1 or more.
+    #[arg(long, value_name = "SECONDS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
     pub ocr_timeout: u64,
 
-    /// Refuse images larger than this many megapixels, before decoding them
-    /// (and re-encode an image of a PDF as PNG only if its pixels × colour
-    /// components stay within it).
-    #[arg(long, value_name = "N", default_value_t = 50)]
+    /// Refuse images larger than this many megapixels, 1 or more, before
+    /// decoding them (and re-encode an image of a PDF as PNG only if its
+    /// pixels × colour components stay within it).
+    #[arg(long, value_name = "N", default_value_t = 50, value_parser = clap::value_parser!(u64).range(1..))]
     pub max_megapixels: u64,
 
     /// The tesseract program.
@@ -135,8 +137,8 @@ pub struct Args {
     #[arg(long, value_name = "CMD")]
     pub describe_images: Option<String>,
 
-    /// Give up on describing an image after this many seconds.
-    #[arg(long, value_name = "SECONDS", default_value_t = 60)]
+    /// Give up on describing an image after this many seconds, 1 or more.
+    #[arg(long, value_name = "SECONDS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
     pub describe_timeout: u64,
 
     /// Do not write ROOT/.kts/documents (and do not reuse earlier conversions).
@@ -179,14 +181,14 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
             ..formats::Limits::default()
         },
         max_markdown_bytes: args.max_markdown_mib << 20,
-        timeout: Duration::from_secs(args.timeout.max(1)),
+        timeout: Duration::from_secs(args.timeout),
         use_store: !args.no_store,
         ocr: Ocr {
             mode: args.ocr,
             tesseract: args.tesseract.clone(),
             pdftoppm: args.pdftoppm.clone(),
             languages: args.ocr_languages.clone(),
-            page_timeout: Duration::from_secs(args.ocr_timeout.max(1)),
+            page_timeout: Duration::from_secs(args.ocr_timeout),
             max_pixels: args.max_megapixels.saturating_mul(1_000_000),
             deadline: None,
         },
@@ -195,13 +197,12 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
             .clone()
             .map(|command| describe::Describer {
                 command,
-                timeout: Duration::from_secs(args.describe_timeout.max(1)),
+                timeout: Duration::from_secs(args.describe_timeout),
             }),
     };
     let threads = args
         .threads
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-        .max(1);
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let mut out = JsonlWriter::new();
     let mut converted = 0usize;
     let mut told_ocr_unavailable = false;
@@ -231,9 +232,9 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
                 if error.code == kts_record::ErrorCode::OcrUnavailable && !told_ocr_unavailable {
                     told_ocr_unavailable = true;
                     messages.warn(&format!(
-                        "OCR is unavailable (tesseract or pdftoppm cannot be run): files that \
-                         need it become ocr-unavailable errors; {}",
-                        ocr::INSTALL_HINT
+                        "OCR is unavailable, so files that need it become ocr-unavailable \
+                         errors: {}",
+                        error.message
                     ));
                 }
                 messages.reject(&error.path, error.code, &error.message);
@@ -246,7 +247,8 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         }
         Ok(true)
     };
-    job::run_in_order(JsonlReader::stdin(), threads, &settings, &mut emit)?;
+    let input = JsonlReader::stdin().with_default_schema(kts_record::schema_id::FILE);
+    job::run_in_order(input, threads, &settings, &mut emit)?;
     progress.finish_and_clear();
     out.flush()?;
     if args.reporting.stats {

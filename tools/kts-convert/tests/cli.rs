@@ -284,6 +284,24 @@ fn other_records_pass_through_and_bad_lines_are_reported_in_place() {
 }
 
 #[test]
+fn a_record_without_a_schema_is_taken_as_a_file() {
+    let scope = tempfile::tempdir().unwrap();
+    std::fs::write(scope.path().join("note.md"), "# Note\n\nHello.").unwrap();
+    let mut record = file_record(scope.path(), "note.md");
+    record.as_object_mut().unwrap().remove("schema");
+    let (output, docs) = convert(&[record], &["--no-store"]);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(
+        (docs[0]["schema"].as_str(), docs[0]["title"].as_str()),
+        (Some("kts.doc/1"), Some("Note"))
+    );
+}
+
+#[test]
 fn an_unchanged_file_is_served_from_the_store() {
     let scope = tempfile::tempdir().unwrap();
     std::fs::write(scope.path().join("note.md"), "# Note\n\nFirst version.").unwrap();
@@ -685,6 +703,51 @@ fn a_sheet_of_100000_rows_converts_and_the_cell_limit_is_a_warning() {
 }
 
 #[test]
+fn the_sheets_after_the_cell_limit_leave_no_heading_behind() {
+    use kts_sample::Sheet;
+    let scope = tempfile::tempdir().unwrap();
+    std::fs::write(scope.path().join("sales.xlsx"), workbook()).unwrap();
+    let exactly_three = Sheet::new("Data").row(["a".into(), "b".into(), "c".into()]);
+    let limits = Sheet::new("Limits").row(["Hotel".into(), "200 EUR".into()]);
+    std::fs::write(
+        scope.path().join("full.xlsx"),
+        kts_sample::to_xlsx("Full", &[exactly_three, limits]).unwrap(),
+    )
+    .unwrap();
+    let input = [
+        file_record(scope.path(), "sales.xlsx"),
+        file_record(scope.path(), "full.xlsx"),
+    ];
+    let (output, docs) = convert(&input, &["--no-store", "--max-cells", "3"]);
+    assert!(output.status.success());
+    let cut = docs[0]["markdown"].as_str().unwrap();
+    assert!(
+        cut.starts_with("## Sales 2024\n\nUnits sold per region\n\n| Region | Month |"),
+        "{cut}"
+    );
+    assert_eq!(cut.matches("## ").count(), 1, "{cut}");
+    assert_eq!(docs[0]["metadata"]["sheets"], 1);
+    assert_eq!(
+        docs[1]["markdown"],
+        "## Data\n\n| a | b | c |\n| --- | --- | --- |\n"
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains(
+            "sales.xlsx: more than 3 cells: sheet \"Sales 2024\" is cut short and the sheets \
+             after it are left out"
+        ),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(
+            "full.xlsx: more than 3 cells: sheet \"Limits\" and the sheets after it are left out"
+        ),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn text_that_is_not_utf8_is_read_with_a_warning_naming_the_file() {
     let scope = tempfile::tempdir().unwrap();
     std::fs::write(
@@ -764,4 +827,28 @@ fn a_document_past_the_markdown_limit_is_a_too_large_error_and_the_stream_goes_o
     let (output, records) = convert(&input[..1], &["--no-store"]);
     assert!(output.status.success());
     assert_eq!(records[0]["schema"], "kts.doc/1");
+}
+
+#[test]
+fn a_limit_or_count_of_zero_is_a_usage_error() {
+    for flag in [
+        "--threads",
+        "--timeout",
+        "--ocr-timeout",
+        "--describe-timeout",
+        "--max-markdown-mib",
+        "--max-unpacked-mib",
+        "--max-pages",
+        "--max-cells",
+        "--max-megapixels",
+    ] {
+        let (output, records) = run_convert(b"", &[flag, "0"]);
+        assert_eq!(output.status.code(), Some(2), "{flag} 0");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            stderr.contains(&format!("invalid value '0' for '{flag}")),
+            "{stderr}"
+        );
+        assert!(records.is_empty());
+    }
 }

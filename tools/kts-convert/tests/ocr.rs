@@ -709,3 +709,40 @@ fn a_page_that_takes_too_long_is_killed_and_reported_as_timeout() {
             .starts_with("page 1:")
     );
 }
+
+#[test]
+fn missing_language_data_is_named_in_the_warning_as_in_the_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    // What tesseract prints when it has no data for a language.
+    let tesseract = fake_tesseract(
+        root,
+        "echo \"Error opening data file /usr/share/tessdata/xyz.traineddata\" >&2\n\
+         echo \"Failed loading language 'xyz'\" >&2\n\
+         echo \"Tesseract couldn't load any languages!\" >&2\n\
+         exit 1",
+    );
+    std::fs::write(root.join("scan.png"), png_header(100, 100)).unwrap();
+    let (output, records) = convert(
+        root,
+        &["scan.png"],
+        &[
+            "--tesseract",
+            tesseract.to_str().unwrap(),
+            "--ocr-languages",
+            "xyz",
+        ],
+    );
+    assert_eq!(records[0]["code"], "ocr-unavailable", "{}", records[0]);
+    let message = records[0]["message"].as_str().unwrap();
+    assert!(
+        message.contains("no data for the language(s) xyz"),
+        "{message}"
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let warning = stderr
+        .lines()
+        .find(|line| line.contains("warning: OCR is unavailable"))
+        .unwrap_or_else(|| panic!("no warning in {stderr}"));
+    assert!(warning.ends_with(message), "{warning}");
+}

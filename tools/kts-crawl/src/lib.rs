@@ -29,7 +29,9 @@ and index a new scope without --changed-only). Files whose size and mtime match 
 (DIR/.kts/manifest.json) are not read again. Hidden files, Office lock files (~$x.docx) and the
 .kts folder are skipped; symbolic links are followed only within DIR. Files of
 other formats are skipped as unsupported: their number is said on stderr, and
---verbose names each one.
+--verbose names each one. A knowledge root (a folder whose sub-folders are
+indexed scopes) is refused, before anything is written: crawl each scope
+(except with --unchanged-scopes, which takes the root).
 
 Example:
   kts-crawl docs | kts-convert | kts-chunk | head -3
@@ -80,6 +82,7 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         unchanged::list(&root, stdin, &mut std::io::stdout().lock())?;
         return Ok(Exit::Ok);
     }
+    kts_store::refuse_knowledge_root(&args.dir)?;
     let root_text = root
         .to_str()
         .context("the scope folder's path is not valid UTF-8")?

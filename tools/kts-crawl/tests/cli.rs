@@ -361,3 +361,42 @@ fn what_cannot_be_read_is_an_error_and_never_taken_for_deleted() {
         ]
     );
 }
+
+#[test]
+fn a_knowledge_root_is_refused_before_anything_is_written() {
+    let root = tempfile::tempdir().unwrap();
+    write(&root.path().join("handbook/guide.md"), b"# Guide\n");
+    write(&root.path().join("handbook/.kts/kts.db"), b"");
+    write(&root.path().join("drafts/note.md"), b"# Note\n");
+
+    let output = crawl(root.path(), &[]);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.starts_with("kts-crawl: error: ")
+            && stderr.contains("is a knowledge root (indexed scopes under it: handbook)"),
+        "{stderr}"
+    );
+    assert!(output.stdout.is_empty());
+    assert!(
+        !root.path().join(".kts").exists(),
+        "the root has a manifest"
+    );
+
+    // --unchanged-scopes takes the root on purpose.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kts-crawl"))
+        .arg(root.path())
+        .arg("--unchanged-scopes")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), b"handbook\ndrafts\n").unwrap();
+    let listed = child.wait_with_output().unwrap();
+    assert!(
+        listed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&listed.stderr)
+    );
+}

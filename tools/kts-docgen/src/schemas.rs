@@ -4,7 +4,8 @@ use std::path::Path;
 
 use kts_record::{
     ChunkRecord, DocRecord, ErrorRecord, EvidenceRecord, FileRecord, HitRecord, LedgerRecord,
-    NodeRecord, PlanRecord, Record, ScopeCountRecord, ScopeRecord, json_schema,
+    NodeRecord, PlanRecord, QueryEmbeddingRecord, Record, ScopeCountRecord, ScopeRecord,
+    json_schema,
 };
 
 use crate::Generated;
@@ -14,6 +15,7 @@ pub(crate) fn files() -> Vec<Generated> {
         file::<FileRecord>(),
         file::<DocRecord>(),
         file::<ChunkRecord>(),
+        file::<QueryEmbeddingRecord>(),
         file::<ErrorRecord>(),
         file::<HitRecord>(),
         file::<NodeRecord>(),

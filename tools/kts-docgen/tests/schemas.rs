@@ -5,7 +5,8 @@ use std::path::Path;
 
 use kts_record::{
     ChunkRecord, DocRecord, ErrorCode, ErrorRecord, EvidenceCitation, EvidenceKind, EvidenceRecord,
-    FileRecord, FileStatus, Format, HitRecord, ImageRef, Record, ScopeRecord, Signal,
+    FileRecord, FileStatus, Format, HitRecord, ImageRef, QueryEmbeddingRecord, Record, ScopeRecord,
+    Signal,
 };
 use serde_json::{Map, Value, json};
 
@@ -66,6 +67,18 @@ fn chunk_schema() {
         model_sha256: Some(
             "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6".into(),
         ),
+    });
+}
+
+#[test]
+fn query_embedding_schema() {
+    check(QueryEmbeddingRecord {
+        schema: QueryEmbeddingRecord::SCHEMA.into(),
+        model: "all-minilm-l6-v2-q8".into(),
+        model_sha256: "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6".into(),
+        dims: 2,
+        text: "how do I reset my password".into(),
+        embedding: vec![0.6, 0.8],
     });
 }
 

@@ -19,6 +19,7 @@ use std::time::Instant;
 use anyhow::Context;
 use clap::{CommandFactory, Parser};
 use kts_cli::{Exit, JsonlReader, JsonlWriter, Messages};
+use kts_record::{QueryEmbeddingRecord, schema_id};
 
 pub use cache::{EmbeddingCache, text_key};
 pub use cross_encoder::CrossEncoder;
@@ -33,7 +34,8 @@ pub use stream::{CacheChoice, Counts, json_vector};
 const ABOUT: &str = "Add local ONNX sentence embeddings to kts.chunk/1 records";
 
 const AFTER_HELP: &str = "\
-Reads JSONL on stdin. Each kts.chunk/1 without an embedding of the model (or
+Reads JSONL on stdin (a record without a `schema` field is taken as a
+kts.chunk/1). Each kts.chunk/1 without an embedding of the model (or
 with one of another model) gets `embedding` (L2-normalised floats) and `model`
 (the model id); every other record passes through unchanged, in order. The
 model reads a chunk's text after its document's title (from the kts.doc/1
@@ -84,7 +86,8 @@ pub struct Args {
     #[arg(long)]
     pub no_cache: bool,
 
-    /// Print one JSON line with the embedding of TEXT as a search query, and exit.
+    /// Print the embedding of TEXT as a search query (one
+    /// kts.query_embedding/1 record), and exit.
     #[arg(long, value_name = "TEXT")]
     pub query: Option<String>,
 
@@ -125,18 +128,19 @@ fn default_threads() -> usize {
     std::thread::available_parallelism().map_or(1, usize::from)
 }
 
-/// `--query`: one JSON line `{"model", "model_sha256", "dims", "text", "embedding"}`.
+/// `--query`: one `kts.query_embedding/1` record.
 fn print_query(mut embedder: Embedder, query: &str) -> anyhow::Result<Exit> {
-    let vector = embedder.embed_query(query)?;
-    let line = serde_json::json!({
-        "model": embedder.model_id(),
-        "model_sha256": embedder.manifest().model_sha256(),
-        "dims": embedder.dims(),
-        "text": query,
-        "embedding": json_vector(&vector),
-    });
+    let embedding = embedder.embed_query(query)?;
+    let record = QueryEmbeddingRecord {
+        schema: schema_id::QUERY_EMBEDDING.into(),
+        model: embedder.model_id().into(),
+        model_sha256: embedder.manifest().model_sha256().into(),
+        dims: embedder.dims(),
+        text: query.into(),
+        embedding,
+    };
     let mut out = JsonlWriter::new();
-    out.write(&line)?;
+    out.write(&record)?;
     out.flush()?;
     Ok(Exit::Ok)
 }
@@ -155,7 +159,7 @@ fn embed_stream(
     let started = Instant::now();
     let mut stream =
         stream::Stream::new(embedder, follow, usize::from(args.batch), choice, messages)?;
-    stream.run(JsonlReader::stdin())?;
+    stream.run(JsonlReader::stdin().with_default_schema(schema_id::CHUNK))?;
     if args.reporting.stats {
         messages.info(&summary(
             &stream.counts,

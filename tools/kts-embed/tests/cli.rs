@@ -238,6 +238,17 @@ fn chunks_without_a_scope_are_embedded_without_a_disk_cache() {
 }
 
 #[test]
+fn a_record_without_a_schema_is_taken_as_a_chunk() {
+    let models = models_dir();
+    let mut unnamed = chunk("d", 0, "Nothing says what I am.");
+    unnamed.as_object_mut().unwrap().remove("schema");
+    let (output, records) = embed(&lines(&[unnamed]), &["--models", models.to_str().unwrap()]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(records[0]["schema"], "kts.chunk/1");
+    assert_embedded(&records[0]);
+}
+
+#[test]
 fn query_mode_prints_one_line_with_the_embedding() {
     let models = models_dir();
     let (output, records) = embed(
@@ -251,6 +262,7 @@ fn query_mode_prints_one_line_with_the_embedding() {
     );
     assert!(output.status.success(), "{}", stderr(&output));
     assert_eq!(records.len(), 1);
+    assert_eq!(records[0]["schema"], "kts.query_embedding/1");
     assert_eq!(records[0]["dims"], 384);
     assert_eq!(records[0]["text"], "reset password");
     assert_embedded(&records[0]);

@@ -16,8 +16,8 @@ use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 use kts_cli::{Exit, JsonlWriter, Messages};
 use kts_store::Store;
 
-use crate::extract::{EntityKind, Seed};
-use crate::model::KnowledgeGraph;
+use crate::extract::Seed;
+use crate::model::{KnowledgeGraph, NodeKind};
 use crate::settings::Settings;
 
 /// Bumped when extraction rules change, so that every document is extracted again.
@@ -45,7 +45,7 @@ The commands answer with kts.node/1 records on stdout (JSON lines):
   entities           the entities, most mentioned first (--kind to choose)
 
 Examples:
-  kts-crawl docs | kts-convert | kts-chunk | kts-index docs
+  kts-crawl docs | kts-convert | kts-chunk | kts-embed | kts-index docs
   kts-graph docs --stats
   kts-graph docs entities --kind ACRONYM | head -3
   kts-graph docs related kts-faq.txt --top 3";
@@ -102,30 +102,32 @@ pub enum Command {
     /// Documents related to the document at PATH (relative to DIR).
     Related {
         path: String,
-        /// Documents to list.
-        #[arg(long, default_value_t = 10)]
+        /// Documents to list, 1 or more.
+        #[arg(long, default_value_t = 10, value_parser = kts_cli::at_least_one())]
         top: usize,
     },
     /// Entities and documents near ENTITY (a name, or a node id like system:authservice).
     Neighbors {
         entity: String,
-        /// Edges to walk [default: the depth setting, 2].
-        #[arg(long)]
+        /// Edges to walk, 1 or more [default: the depth setting, 2].
+        #[arg(long, value_parser = kts_cli::at_least_one())]
         hops: Option<usize>,
-        /// Nodes to list.
-        #[arg(long, default_value_t = 50)]
+        /// Nodes to list, 1 or more.
+        #[arg(long, default_value_t = 50, value_parser = kts_cli::at_least_one())]
         top: usize,
     },
     /// The most connected entities and topics (degree centrality).
     Central {
-        #[arg(long, default_value_t = 20)]
+        /// Entities and topics to list, 1 or more.
+        #[arg(long, default_value_t = 20, value_parser = kts_cli::at_least_one())]
         top: usize,
     },
     /// The entities, most mentioned first.
     Entities {
-        /// Only entities of this kind (TERM, SYSTEM, CONCEPT, ACRONYM, ERROR_CODE, PERSON).
-        #[arg(long, value_parser = settings::parse_kind)]
-        kind: Option<EntityKind>,
+        /// Only entities of this kind (TERM, SYSTEM, CONCEPT, ACRONYM,
+        /// ERROR_CODE, PERSON), or the keyword topics (TOPIC).
+        #[arg(long, value_parser = settings::parse_listed_kind)]
+        kind: Option<NodeKind>,
     },
 }
 

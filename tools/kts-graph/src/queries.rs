@@ -6,7 +6,6 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 use kts_record::NodeRecord;
 use petgraph::stable_graph::NodeIndex;
 
-use crate::extract::EntityKind;
 use crate::model::{KnowledgeGraph, Node, NodeKind};
 
 /// Paths of documents listed per entity.
@@ -258,15 +257,14 @@ pub fn central(kg: &KnowledgeGraph, top: usize) -> Vec<NodeRecord> {
         .collect()
 }
 
-/// The entities (of one kind, or all), most mentioned first, with the
-/// documents that mention them most.
-pub fn entities(kg: &KnowledgeGraph, kind: Option<EntityKind>) -> Vec<NodeRecord> {
+/// The entities (of one kind, or all) or the topics, most mentioned first,
+/// with the documents that mention them most.
+pub fn entities(kg: &KnowledgeGraph, kind: Option<NodeKind>) -> Vec<NodeRecord> {
     let mut chosen: Vec<(NodeIndex, &Node)> = kg
         .nodes()
-        .filter(|(_, n)| match (n.kind, kind) {
-            (NodeKind::Entity(k), Some(wanted)) => k == wanted,
-            (NodeKind::Entity(_), None) => true,
-            _ => false,
+        .filter(|(_, n)| match kind {
+            Some(wanted) => n.kind == wanted,
+            None => matches!(n.kind, NodeKind::Entity(_)),
         })
         .collect();
     chosen.sort_by(|a, b| {

@@ -8,6 +8,7 @@ use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
 use crate::extract::{EntityKind, Seed};
+use crate::model::NodeKind;
 
 /// Default of [`Settings::min_mentions`].
 pub const MIN_MENTIONS: u64 = 2;
@@ -82,6 +83,7 @@ impl Settings {
             self.edge_threshold
         );
         anyhow::ensure!(self.min_mentions >= 1, "min_mentions must be at least 1");
+        anyhow::ensure!(self.depth >= 1, "depth must be at least 1");
         Ok(())
     }
 
@@ -114,6 +116,16 @@ pub fn parse_kind(text: &str) -> Result<EntityKind, String> {
         let kinds: Vec<&str> = EntityKind::ALL.iter().map(|k| k.as_str()).collect();
         format!("unknown kind {text:?}: one of {}", kinds.join(", "))
     })
+}
+
+/// An `entities --kind` value: an entity kind, or TOPIC (keyword topics).
+pub fn parse_listed_kind(text: &str) -> Result<NodeKind, String> {
+    if text.trim().eq_ignore_ascii_case(NodeKind::Topic.as_str()) {
+        return Ok(NodeKind::Topic);
+    }
+    parse_kind(text)
+        .map(NodeKind::Entity)
+        .map_err(|why| format!("{why} or TOPIC"))
 }
 
 /// A `--seed KIND:NAME` flag's value.

@@ -2,7 +2,7 @@
 //! it answers, and that updates touch only the documents that changed.
 
 use std::path::Path;
-use std::process::Output;
+use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 
@@ -334,4 +334,71 @@ fn a_folder_without_an_index_is_refused_and_left_as_it_was() {
         root.path().display()
     )));
     assert!(String::from_utf8_lossy(&hits.stdout).contains("tomatoes.md"));
+}
+
+/// `kts-graph DIR ARGS` writing into a pipe whose reader has gone.
+fn into_closed_pipe(scope: &Path, args: &[&str]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kts-graph"))
+        .arg(scope)
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn a_closed_pipe_ends_every_output_quietly_with_status_zero() {
+    let scope = scope_with(&[("auth.md", AUTH), ("payments.md", PAYMENTS)]);
+    graph(scope.path(), "");
+    for args in [
+        &["-q", "--export", "node-link"][..],
+        &["related", "auth.md"],
+        &["neighbors", "AuthService"],
+        &["central"],
+        &["entities"],
+    ] {
+        let output = into_closed_pipe(scope.path(), args);
+        assert!(
+            output.status.success() && output.stderr.is_empty(),
+            "kts-graph {args:?}: {:?}: {}",
+            output.status,
+            stderr(&output)
+        );
+    }
+}
+
+#[test]
+fn topics_are_listed_by_kind_and_a_count_of_zero_is_a_usage_error() {
+    let scope = scope_with(&[
+        ("auth.md", AUTH),
+        ("payments.md", PAYMENTS),
+        ("garden.md", GARDEN),
+    ]);
+    graph(scope.path(), "");
+    let topics = nodes(scope.path(), "entities --kind topic");
+    assert!(!topics.is_empty());
+    assert!(
+        topics
+            .iter()
+            .all(|t| t["kind"] == "TOPIC" && t["documents"].is_array()),
+        "{topics:#?}"
+    );
+
+    for args in [
+        "neighbors AuthService --hops 0",
+        "neighbors AuthService --top 0",
+        "related auth.md --top 0",
+        "central --top 0",
+    ] {
+        let output = kts_tests::shell(&format!("kts-graph '{}' {args}", scope.path().display()));
+        assert_eq!(output.status.code(), Some(2), "{args}");
+        assert!(
+            stderr(&output).contains("invalid value '0'"),
+            "{}",
+            stderr(&output)
+        );
+    }
 }

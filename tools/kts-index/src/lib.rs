@@ -27,8 +27,11 @@ FILE#message/N) go with it: those the file's kts.doc/1 no longer lists in
 metadata.parts are removed, and all of them when the file is deleted.
 Chunks whose kts.doc/1 never came are
 indexed under a minimal document. Chunks without embeddings are indexed for
-keyword search only. Writes are committed in batches; a document is always
-whole or absent, and a killed run leaves the last batch committed.
+keyword search only, in an index without vectors: an index with vectors
+refuses such a document (it stays as it was; run kts-embed before kts-index,
+or rebuild the scope keyword-only with --reindex). Writes are committed in
+batches; a document is always whole or absent, and a killed run leaves the
+last batch committed.
 At the end it rewrites DIR/.kts/vectors.bin, the embeddings laid out for
 fast search, when they changed, and brings DIR/.kts/lexical/, the keyword
 index, up to date with the chunks added and removed (kts-query falls back
@@ -131,7 +134,7 @@ pub fn open(dir: &Path, no_wait: bool, messages: &Messages) -> anyhow::Result<St
     if !dir.is_dir() {
         anyhow::bail!("{} is not a folder", dir.display());
     }
-    refuse_knowledge_root(dir)?;
+    kts_store::refuse_knowledge_root(dir)?;
     match Store::open_writer(dir, LockWait::NoWait) {
         Err(e) if !no_wait && e.downcast_ref::<Locked>().is_some() => {
             messages.warn(&format!("{e}; waiting"));
@@ -139,32 +142,6 @@ pub fn open(dir: &Path, no_wait: bool, messages: &Messages) -> anyhow::Result<St
         }
         other => other,
     }
-}
-
-/// A store made at a knowledge root would turn the root into one scope and
-/// hide its scopes from every question asked of it.
-fn refuse_knowledge_root(dir: &Path) -> anyhow::Result<()> {
-    if kts_store::is_scope(dir) {
-        return Ok(());
-    }
-    let Ok(found) = kts_store::discover_scopes(dir) else {
-        return Ok(());
-    };
-    let scopes: Vec<&str> = found
-        .scopes
-        .iter()
-        .filter(|scope| scope.indexed)
-        .map(|scope| scope.slug.as_str())
-        .collect();
-    if !scopes.is_empty() {
-        anyhow::bail!(
-            "{} is a knowledge root (indexed scopes under it: {}): \
-             index each scope (pipelines/reindex ROOT does them all), not the root",
-            dir.display(),
-            scopes.join(", ")
-        );
-    }
-    Ok(())
 }
 
 /// How [`index`] writes.

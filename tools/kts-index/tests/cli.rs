@@ -361,3 +361,73 @@ fn a_file_converted_empty_leaves_the_index_and_other_failures_keep_theirs() {
         "a file that failed otherwise keeps its old text"
     );
 }
+
+#[test]
+fn an_index_with_vectors_refuses_documents_without_embeddings() {
+    let dir = tempfile::tempdir().unwrap();
+    let lines = |path: &str, text: &str, embedding: Option<[f32; 2]>| {
+        let doc = json!({"schema": "kts.doc/1", "doc_id": doc_id(path), "path": path,
+            "markdown": text, "chunks": 1});
+        let mut chunk = json!({"schema": "kts.chunk/1", "chunk_id": format!("{path} {text}"),
+            "doc_id": doc_id(path), "path": path, "index": 0, "text": text, "start": 0, "end": 1});
+        if let Some(embedding) = embedding {
+            chunk["embedding"] = json!(embedding);
+            chunk["model"] = json!("m1");
+        }
+        format!("{doc}\n{chunk}\n")
+    };
+    let embedded = lines("a.md", "budget review", Some([0.6, 0.8]))
+        + &lines("b.md", "holiday policy", Some([0.8, 0.6]));
+    assert!(index_input(dir.path(), &[], &embedded).status.success());
+
+    // The same documents without kts-embed (a.md as it was, b.md changed),
+    // then one with an embedding: the stream goes on past the refused ones.
+    let without = lines("a.md", "budget review", None)
+        + &lines("b.md", "holiday leave policy", None)
+        + &lines("c.md", "canteen menu", Some([0.0, 1.0]));
+    let out = index_input(dir.path(), &[], &without);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    for path in ["a.md", "b.md"] {
+        assert!(
+            stderr.contains(&format!(
+                "error (at {path}): bad-record: its chunks have no embedding"
+            )),
+            "{stderr}"
+        );
+    }
+    assert!(
+        stderr.contains("run kts-embed before kts-index") && stderr.contains("kts-index --reindex"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.ends_with("1 added, 0 updated, 0 deleted, 0 unchanged, 2 failed\n"),
+        "{stderr}"
+    );
+    let store = Store::open_read(dir.path()).unwrap();
+    let nearest = store
+        .search_vector(&[0.6, 0.8], 10, &Filters::default())
+        .unwrap();
+    assert_eq!(nearest.len(), 3, "every document keeps its vector");
+    let found = |word: &str| {
+        store
+            .search_bm25(word, 5, &Filters::default())
+            .unwrap()
+            .len()
+    };
+    assert_eq!((found("holiday"), found("leave")), (1, 0), "b.md as it was");
+    drop(store);
+
+    // Rebuilt without embeddings, the scope is keyword-only and stays so.
+    let keyword_only = lines("a.md", "budget review", None);
+    assert!(
+        index_input(dir.path(), &["--reindex"], &keyword_only)
+            .status
+            .success()
+    );
+    let again = lines("b.md", "holiday leave policy", None);
+    assert!(index_input(dir.path(), &[], &again).status.success());
+    let store = Store::open_read(dir.path()).unwrap();
+    assert_eq!(store.meta().unwrap().model_id, None);
+    assert_eq!(store.counts().unwrap(), (2, 2));
+}

@@ -17,7 +17,8 @@ pub use query_records::{
 };
 pub use records::{
     ChunkRecord, DocRecord, ErrorRecord, EvidenceCitation, EvidenceKind, EvidenceRecord,
-    FileRecord, FileStatus, HitRecord, ImageRef, NodeRecord, ScopeRecord, Signal,
+    FileRecord, FileStatus, HitRecord, ImageRef, NodeRecord, QueryEmbeddingRecord, ScopeRecord,
+    Signal,
 };
 
 /// Schema ids of the current record versions.
@@ -33,6 +34,7 @@ pub mod schema_id {
     pub const SCOPE_COUNT: &str = "kts.scope_count/1";
     pub const SCOPE: &str = "kts.scope/1";
     pub const EVIDENCE: &str = "kts.evidence/1";
+    pub const QUERY_EMBEDDING: &str = "kts.query_embedding/1";
 }
 
 /// A record type with a schema id, so generic code can name and check it.
@@ -73,6 +75,9 @@ impl Record for ScopeRecord {
 }
 impl Record for EvidenceRecord {
     const SCHEMA: &'static str = schema_id::EVIDENCE;
+}
+impl Record for QueryEmbeddingRecord {
+    const SCHEMA: &'static str = schema_id::QUERY_EMBEDDING;
 }
 impl Record for ErrorRecord {
     const SCHEMA: &'static str = schema_id::ERROR;

@@ -12,6 +12,9 @@ fn doc_schema() -> String {
 fn chunk_schema() -> String {
     schema_id::CHUNK.into()
 }
+fn query_embedding_schema() -> String {
+    schema_id::QUERY_EMBEDDING.into()
+}
 fn hit_schema() -> String {
     schema_id::HIT.into()
 }
@@ -172,6 +175,31 @@ pub struct ChunkRecord {
     /// models with one id but other weights do not mix in an index.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model_sha256: Option<String>,
+}
+
+/// `kts.query_embedding/1`: a search query's embedding, as `kts-embed --query`
+/// prints it.
+#[derive(Serialize, Deserialize, schemars::JsonSchema, Clone, Debug, PartialEq)]
+#[schemars(
+    title = "kts.query_embedding/1",
+    description = "A search query's embedding, made by kts-embed --query."
+)]
+pub struct QueryEmbeddingRecord {
+    #[serde(default = "query_embedding_schema")]
+    #[schemars(extend("const" = "kts.query_embedding/1"))]
+    #[schemars(required)]
+    pub schema: String,
+    /// Id of the model that made `embedding`.
+    pub model: String,
+    /// SHA-256 of that model's weights file, as its manifest pins it.
+    pub model_sha256: String,
+    /// Length of `embedding`.
+    pub dims: usize,
+    /// The query as given.
+    pub text: String,
+    /// The query's embedding (L2-normalised), made with the model's query
+    /// prefix: compare it with the chunks' embeddings of the same model.
+    pub embedding: Vec<f32>,
 }
 
 /// How one retriever or ranking signal saw a hit.

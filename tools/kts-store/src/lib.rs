@@ -49,7 +49,7 @@ pub use fts::{is_stopword, match_all_query, match_query, query_terms};
 pub use lexical::{LexicalState, Synced, index_dir as lexical_index_dir};
 pub use lock::{LockWait, Locked};
 pub use read_only::open_read_only;
-pub use root::{ScopeEntry, Scopes, discover_scopes, is_scope};
+pub use root::{ScopeEntry, Scopes, discover_scopes, is_scope, refuse_knowledge_root};
 pub use search::{Filters, Hit, Scored};
 pub use slug::{names_slug, scope_slug};
 pub use write::{Applied, ChunkRow, DocumentRow, ModelMismatch, weights_differ};

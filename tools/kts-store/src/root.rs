@@ -75,6 +75,33 @@ pub fn discover_scopes(root: &Path) -> anyhow::Result<Scopes> {
     })
 }
 
+/// Refuses a knowledge root (a folder holding indexed scopes, not itself one)
+/// where a scope is wanted: an index made there would turn the root into one
+/// scope and hide its scopes from every question asked of it.
+pub fn refuse_knowledge_root(dir: &Path) -> anyhow::Result<()> {
+    if is_scope(dir) {
+        return Ok(());
+    }
+    let Ok(found) = discover_scopes(dir) else {
+        return Ok(());
+    };
+    let scopes: Vec<&str> = found
+        .scopes
+        .iter()
+        .filter(|scope| scope.indexed)
+        .map(|scope| scope.slug.as_str())
+        .collect();
+    if !scopes.is_empty() {
+        anyhow::bail!(
+            "{} is a knowledge root (indexed scopes under it: {}): \
+             crawl and index each scope (pipelines/reindex ROOT does them all), not the root",
+            dir.display(),
+            scopes.join(", ")
+        );
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

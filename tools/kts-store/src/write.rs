@@ -278,7 +278,8 @@ impl Store {
 
     /// Replaces the document (by doc_id or path) with this one and its chunks,
     /// inside the caller's transaction. Refuses embeddings of another model
-    /// than the store's with [`ModelMismatch`].
+    /// than the store's with [`ModelMismatch`], and chunks without embeddings
+    /// once the store has vectors.
     /// A document that cannot be stored (say, a chunk id used twice) leaves
     /// the transaction as it was.
     pub fn apply(&mut self, doc: &DocumentRow, chunks: &[ChunkRow]) -> anyhow::Result<Applied> {
@@ -402,15 +403,18 @@ impl Store {
         Ok(docs > 0)
     }
 
-    /// Sets the store's model from the first embedding, or refuses another one.
+    /// Sets the store's model from the first embedding, or refuses another
+    /// one; once the store has vectors, refuses chunks without an embedding
+    /// (a document of them would drop out of vector search).
     fn check_model(&mut self, chunks: &[ChunkRow]) -> anyhow::Result<()> {
+        let meta = self.meta()?;
         let Some(chunk) = chunks.iter().find(|c| c.embedding.is_some()) else {
-            return Ok(());
+            return self.check_keyword_only(meta.model_id.as_deref(), chunks);
         };
         let model = chunk.model.clone().unwrap_or_else(|| "unknown".into());
         let dims = chunk.embedding.as_ref().map_or(0, Vec::len);
         let sha256 = chunk.model_sha256.clone();
-        let meta = self.meta()?;
+        check_one_model(chunks, &model, dims)?;
         if let (Some(store_model), Some(store_dims)) = (meta.model_id, meta.dims) {
             if store_model != model
                 || store_dims != dims
@@ -437,18 +441,24 @@ impl Store {
         if let (None, Some(sha256)) = (meta.model_sha256, &sha256) {
             schema::set_meta(&self.conn, "model_sha256", sha256)?;
         }
-        for other in chunks.iter().filter(|c| c.embedding.is_some()) {
-            let other_model = other.model.as_deref().unwrap_or("unknown");
-            let other_dims = other.embedding.as_ref().map_or(0, Vec::len);
-            if other_model != model || other_dims != dims {
-                anyhow::bail!(
-                    "chunk {} is embedded with {other_model} ({other_dims} dims), \
-                     other chunks with {model} ({dims} dims): one model per index",
-                    other.chunk_id
-                );
-            }
-        }
         Ok(())
+    }
+
+    /// Chunks without embeddings: taken by a store without vectors only.
+    fn check_keyword_only(
+        &self,
+        store_model: Option<&str>,
+        chunks: &[ChunkRow],
+    ) -> anyhow::Result<()> {
+        match store_model {
+            Some(store_model) if !chunks.is_empty() => anyhow::bail!(
+                "its chunks have no embedding, and the index of {scope} holds vectors of \
+                 model {store_model}: run kts-embed before kts-index, or re-index the scope \
+                 without embeddings to make it keyword-only (kts-index --reindex {scope})",
+                scope = self.scope.display()
+            ),
+            _ => Ok(()),
+        }
     }
 
     fn insert_document(&mut self, doc: &DocumentRow, chunks: &[ChunkRow]) -> anyhow::Result<()> {
@@ -511,6 +521,29 @@ impl Store {
         }
         Ok(())
     }
+}
+
+/// Refuses a document whose chunks are not all embedded with `model`, at
+/// `dims` dimensions: one model per index, and every chunk in vector search.
+fn check_one_model(chunks: &[ChunkRow], model: &str, dims: usize) -> anyhow::Result<()> {
+    for chunk in chunks {
+        let Some(embedding) = &chunk.embedding else {
+            anyhow::bail!(
+                "chunk {} has no embedding, other chunks have one of {model}: embed every chunk",
+                chunk.chunk_id
+            );
+        };
+        let chunk_model = chunk.model.as_deref().unwrap_or("unknown");
+        if chunk_model != model || embedding.len() != dims {
+            anyhow::bail!(
+                "chunk {} is embedded with {chunk_model} ({} dims), \
+                 other chunks with {model} ({dims} dims): one model per index",
+                chunk.chunk_id,
+                embedding.len()
+            );
+        }
+    }
+    Ok(())
 }
 
 /// A vector as sqlite-vec reads it: little-endian f32s.

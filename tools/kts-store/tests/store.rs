@@ -167,6 +167,43 @@ fn another_model_is_refused_with_the_reindex_advice() {
 }
 
 #[test]
+fn chunks_without_embeddings_are_refused_once_the_store_has_vectors() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open_writer(dir.path(), LockWait::NoWait).unwrap();
+    store.begin().unwrap();
+    let half_embedded = [
+        chunk("c1", 0, "x", Some(unit(1, 8))),
+        chunk("c2", 1, "y", None),
+    ];
+    let err = store
+        .apply(&doc("d1", "a.md", "GUIDE"), &half_embedded)
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("chunk c2 has no embedding"),
+        "{err}"
+    );
+    assert_eq!(store.meta().unwrap().model_id, None, "no model set by it");
+    let bare = [chunk("c3", 0, "z", None)];
+    store
+        .apply(&doc("d2", "b.md", "GUIDE"), &bare)
+        .expect("a store without vectors takes chunks without embeddings");
+    store
+        .apply(
+            &doc("d1", "a.md", "GUIDE"),
+            &[chunk("c1", 0, "x", Some(unit(1, 8)))],
+        )
+        .unwrap();
+    let err = store.apply(&doc("d3", "c.md", "GUIDE"), &bare).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("holds vectors of model test-model: run kts-embed"),
+        "{err}"
+    );
+    store.commit().unwrap();
+    assert_eq!(store.counts().unwrap(), (2, 2));
+}
+
+#[test]
 fn the_same_model_id_with_other_weights_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let mut store = Store::open_writer(dir.path(), LockWait::NoWait).unwrap();

@@ -59,28 +59,41 @@ impl Workbook {
     }
 
     /// Takes a cell if the budget allows; false once it is spent.
-    fn take_cell(&mut self, sheet: &str) -> bool {
+    fn take_cell(&mut self) -> bool {
         if self.cells_left > 0 {
             self.cells_left -= 1;
             return true;
         }
-        if !self.cut_short {
-            self.cut_short = true;
-            self.warnings.push(format!(
-                "more than {} cells: sheet {sheet:?} is cut short and the sheets after it are left out",
-                self.cell_limit
-            ));
-        }
+        self.cut_short = true;
         false
     }
 
+    /// Whether the cell budget ran out: the sheets after the one it ran out
+    /// in are left out.
+    fn is_full(&self) -> bool {
+        self.cut_short
+    }
+
+    /// Adds a sheet's section; a sheet the budget ran out in is cut short,
+    /// or left out when none of its cells fit.
     fn add_sheet(&mut self, name: &str, body: String) {
+        let empty = body.trim().is_empty();
+        if self.cut_short {
+            let what = if empty { "and" } else { "is cut short and" };
+            self.warnings.push(format!(
+                "more than {} cells: sheet {name:?} {what} the sheets after it are left out",
+                self.cell_limit
+            ));
+            if empty {
+                return;
+            }
+        }
         self.sheets += 1;
         let heading = format!(
             "## {}",
             name.split_whitespace().collect::<Vec<_>>().join(" ")
         );
-        if body.trim().is_empty() {
+        if empty {
             self.sections.push(heading);
         } else {
             self.sections.push(format!("{heading}\n\n{body}"));
@@ -138,6 +151,9 @@ fn read_xlsx(bytes: &[u8], limits: &Limits) -> Result<Converted, ConvertError> {
     let mut reader: Xlsx<_> = Xlsx::new(Cursor::new(bytes)).map_err(|e| calamine_error(&e))?;
     let mut workbook = Workbook::new(limits);
     for sheet in reader.sheets_metadata().to_vec() {
+        if workbook.is_full() {
+            break;
+        }
         if sheet.typ == SheetType::ChartSheet {
             let charts = parts.charts(&mut package, &sheet.name);
             workbook.add_sheet(&sheet.name, chart_sheet(&mut reader, &charts));
@@ -163,7 +179,7 @@ fn read_xlsx(bytes: &[u8], limits: &Limits) -> Result<Converted, ConvertError> {
                 if text.is_empty() {
                     continue;
                 }
-                if !workbook.take_cell(&sheet.name) {
+                if !workbook.take_cell() {
                     break;
                 }
                 let (row, col) = cell.get_position();
@@ -184,6 +200,9 @@ fn read_xls(bytes: &[u8], limits: &Limits) -> Result<Converted, ConvertError> {
     let mut reader: Xls<_> = Xls::new(Cursor::new(bytes)).map_err(|e| calamine_error(&e))?;
     let mut workbook = Workbook::new(limits);
     for (index, sheet) in reader.sheets_metadata().to_vec().into_iter().enumerate() {
+        if workbook.is_full() {
+            break;
+        }
         let merges = reader
             .merge_cells_by_sheet_name(&sheet.name)
             .unwrap_or_default();
@@ -191,7 +210,7 @@ fn read_xls(bytes: &[u8], limits: &Limits) -> Result<Converted, ConvertError> {
             .worksheet_range(&sheet.name)
             .map_err(|e| calamine_error(&e))?;
         let shown = |at, value: &Data| formatted(formats.get(index, at)?, value);
-        let cells = range_cells(&range, &sheet.name, &mut workbook, shown);
+        let cells = range_cells(&range, &mut workbook, shown);
         workbook.add_sheet(&sheet.name, sheet_body(cells, &merges, &[]));
     }
     Ok(workbook.finish(None, Map::new()))
@@ -208,6 +227,9 @@ fn read_ods(bytes: &[u8], limits: &Limits) -> Result<Converted, ConvertError> {
     let mut reader: Ods<_> = Ods::new(Cursor::new(bytes)).map_err(|e| calamine_error(&e))?;
     let mut workbook = Workbook::new(limits);
     for sheet in reader.sheets_metadata().to_vec() {
+        if workbook.is_full() {
+            break;
+        }
         let range = reader
             .worksheet_range(&sheet.name)
             .map_err(|e| calamine_error(&e))?;
@@ -216,7 +238,7 @@ fn read_ods(bytes: &[u8], limits: &Limits) -> Result<Converted, ConvertError> {
             Data::Float(_) => extras?.shown.get(&at).cloned(),
             _ => None,
         };
-        let cells = range_cells(&range, &sheet.name, &mut workbook, shown);
+        let cells = range_cells(&range, &mut workbook, shown);
         let comments = extras.map(|e| e.comments.as_slice()).unwrap_or_default();
         workbook.add_sheet(&sheet.name, sheet_body(cells, &[], comments));
     }
@@ -289,7 +311,6 @@ fn referenced_values<RS: Read + Seek>(
 /// `shown` gives the text a cell shows when it is not its value's.
 fn range_cells(
     range: &calamine::Range<Data>,
-    sheet: &str,
     workbook: &mut Workbook,
     shown: impl Fn((u32, u32), &Data) -> Option<String>,
 ) -> Vec<SheetCell> {
@@ -301,7 +322,7 @@ fn range_cells(
         if text.is_empty() {
             continue;
         }
-        if !workbook.take_cell(sheet) {
+        if !workbook.take_cell() {
             break;
         }
         cells.push(SheetCell::new(row, col, text));
