@@ -10,7 +10,7 @@ complete -c kts-query -l top-k -d 'Number of results (at most 1000)' -r
 complete -c kts-query -l candidates -d 'Chunks each retriever contributes before fusion; at least 4 × --top-k, so that enough distinct documents remain after one chunk per document' -r
 complete -c kts-query -l doc-type -d 'Only documents of this type (POLICY, SOP, GUIDE, ...)' -r
 complete -c kts-query -l format -r -f -a "jsonl\t'kts.hit/1 records, one per line'
-text\t'Rank, score, citation and a snippet, for humans'"
+text\t'Rank, score, citation and a snippet of the cited part, for humans'"
 complete -c kts-query -l with -d 'Steps of the query pipeline to run besides the default ones' -r -f -a "acronyms\t'An acronym the question asks about also searches for its expansions; one the config lists, wherever it occurs'
 synonyms\t'Words of the question also search for their synonyms'
 filters\t'Intent words, error codes and systems become metadata filters'

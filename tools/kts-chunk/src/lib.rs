@@ -1,6 +1,6 @@
 //! kts-chunk: splits each `kts.doc/1` document's Markdown into `kts.chunk/1` records.
 
-mod blocks;
+pub mod blocks;
 mod splitter;
 
 use clap::{CommandFactory, Parser};

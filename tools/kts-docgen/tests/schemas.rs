@@ -114,6 +114,7 @@ fn hit_schema() {
         heading_path: vec!["Annual leave policy".into()],
         start: 23,
         end: 55,
+        cited_start: Some(23),
         page: Some(1),
         slide: None,
         signals: signals.into_iter().collect(),

@@ -26,7 +26,12 @@ const ABOUT: &str =
 const AFTER_HELP: &str = "\
 Writes one kts.hit/1 record per result, best first: the chunk's text and its
 citation (path, heading path, character offsets, page or slide), the fused
-score, and each retriever's rank and score under `signals`. Hybrid mode runs
+score, and each retriever's rank and score under `signals`. The heading path,
+page and slide cited are those of the part of the chunk (from one heading or
+page or slide marker to the next) holding the most distinct words of the
+question, which starts at character cited_start; the chunk's start when it
+holds none. --format text and --context show the chunk from that part on,
+page and slide markers written as (page N) and (slide N). Hybrid mode runs
 BM25 (FTS5) and vector search (the question embedded with the model the index
 was built with) and fuses their top --candidates: by default each list's
 scores are scaled to [0, 1] (its best 1, its last 0) and summed (--fusion

@@ -7,6 +7,7 @@ use kts_graph::model::NodeKind;
 use kts_record::HitRecord;
 use petgraph::stable_graph::NodeIndex;
 
+use crate::cite::cited_text;
 use crate::graph::QueryGraph;
 
 /// Neighbours listed per entity.
@@ -69,10 +70,11 @@ fn entity_entry(graph: &QueryGraph, seed: NodeIndex) -> String {
     let kg = &graph.kg;
     let node = &kg.graph[seed];
     let mut entry = format!(
-        "- **{}** ({}, {} mentions)",
+        "- **{}** ({}, {} mention{})",
         node.name,
         node.kind.as_str(),
-        node.mentions
+        node.mentions,
+        if node.mentions == 1 { "" } else { "s" }
     );
     if let Some(expansion) = &node.expansion {
         let _ = write!(entry, ": stands for {expansion}");
@@ -91,12 +93,16 @@ fn entity_entry(graph: &QueryGraph, seed: NodeIndex) -> String {
     if !neighbours.is_empty() {
         let _ = write!(entry, "\n  - Related: {}", neighbours.join(", "));
     }
-    let sources: Vec<&str> = edges
-        .iter()
-        .filter(|(other, _)| kg.graph[*other].kind == NodeKind::Document)
-        .filter_map(|(other, _)| kg.graph[*other].path.as_deref())
-        .take(SOURCES)
-        .collect();
+    // A document that both defines and mentions the entity has two edges to it.
+    let mut sources: Vec<&str> = Vec::new();
+    for (other, _) in &edges {
+        if let (NodeKind::Document, Some(path)) = (kg.graph[*other].kind, &kg.graph[*other].path)
+            && !sources.contains(&path.as_str())
+            && sources.len() < SOURCES
+        {
+            sources.push(path);
+        }
+    }
     if !sources.is_empty() {
         let _ = write!(entry, "\n  - Sources: {}", sources.join(", "));
     }
@@ -104,7 +110,7 @@ fn entity_entry(graph: &QueryGraph, seed: NodeIndex) -> String {
     entry
 }
 
-/// `[n] path > heading (page p)` then the chunk's text.
+/// `[n] path > heading (page p)` then the chunk's text from the part cited.
 fn passage(number: usize, hit: &HitRecord) -> String {
     let mut citation = hit.path.clone();
     if !hit.heading_path.is_empty() {
@@ -116,7 +122,7 @@ fn passage(number: usize, hit: &HitRecord) -> String {
     } else if let Some(slide) = hit.slide {
         let _ = write!(citation, " (slide {slide})");
     }
-    format!("[{number}] {citation}\n{}\n\n", hit.text.trim())
+    format!("[{number}] {citation}\n{}\n\n", cited_text(hit).trim())
 }
 
 #[cfg(test)]
@@ -137,7 +143,8 @@ mod tests {
             text: text.into(),
             heading_path: vec!["Errors".into()],
             start: 0,
-            end: text.len(),
+            end: text.chars().count(),
+            cited_start: None,
             page: Some(2),
             slide: None,
             signals: Default::default(),
@@ -162,5 +169,19 @@ mod tests {
             "the second passage starts, cut: {context}"
         );
         assert!(tokens(&context) <= 200, "{} tokens", tokens(&context));
+    }
+
+    #[test]
+    fn a_passage_starts_at_the_part_its_citation_names() {
+        let text = "End of page one.\n\n<!-- page: 2 -->\nThe fuse é.\n\n<!-- page: 3 -->\nMore.";
+        let mut cited = hit("a.pdf", text);
+        cited.start = 10;
+        cited.cited_start = Some(10 + "End of page one.\n\n<!-- page: 2 -->\n".chars().count());
+        assert_eq!(
+            passage(1, &cited),
+            "[1] a.pdf > Errors (page 2)\nThe fuse é.\n\n(page 3)\nMore.\n\n"
+        );
+        cited.cited_start = Some(10);
+        assert!(passage(1, &cited).contains("End of page one.\n\n(page 2)\nThe fuse"));
     }
 }

@@ -6,6 +6,7 @@
 //! [`Knowledge`] keeps them open for a server. The command line
 //! ([`Args`], [`run`]) only maps its flags into those.
 
+mod cite;
 mod cli;
 mod context;
 mod embedder;
@@ -57,6 +58,6 @@ pub enum Mode {
 pub enum OutputFormat {
     /// kts.hit/1 records, one per line.
     Jsonl,
-    /// Rank, score, citation and a snippet, for humans.
+    /// Rank, score, citation and a snippet of the cited part, for humans.
     Text,
 }

@@ -5,6 +5,8 @@ use std::io::Write;
 use kts_record::{HitRecord, PlanRecord};
 use serde::Serialize;
 
+use crate::cite::cited_text;
+
 /// A hit of a `--batch` query: the hit's fields and the query's id.
 #[derive(Serialize)]
 pub struct BatchHit<'a> {
@@ -14,7 +16,7 @@ pub struct BatchHit<'a> {
 }
 
 /// `--format text`: rank, score, citation (after the scope's slug, with
-/// `with_scope`) and a snippet, for humans.
+/// `with_scope`) and a snippet from the cited part of the chunk, for humans.
 pub fn write_text(out: &mut impl Write, hit: &HitRecord, with_scope: bool) -> std::io::Result<()> {
     let mut citation = match with_scope {
         true => format!("{}: {}", hit.scope, hit.path),
@@ -30,7 +32,7 @@ pub fn write_text(out: &mut impl Write, hit: &HitRecord, with_scope: bool) -> st
         citation.push_str(&format!("  (slide {slide})"));
     }
     writeln!(out, "{:>2}. {:.4}  {citation}", hit.rank, hit.score)?;
-    writeln!(out, "    {}", snippet(&hit.text, 200))
+    writeln!(out, "    {}", snippet(&cited_text(hit), 200))
 }
 
 /// `--explain --format text`: the plan, for humans.

@@ -11,6 +11,7 @@ use kts_store::{ChangeStamp, Filters, Hit, LexicalState, Meta, Scored, Store};
 use petgraph::stable_graph::NodeIndex;
 
 use crate::MAX_CANDIDATES;
+use crate::cite::{Citation, cite, heading_level};
 use crate::embedder::{ModelChoice, SharedModel};
 use crate::graph::{QueryGraph, graph_list};
 use crate::plan::lexicon::{Lexicon, QueryConfig};
@@ -20,6 +21,7 @@ use crate::rank::feedback::{FEEDBACK_CHUNKS, moved_toward};
 use crate::rank::fuse::{Fused, fuse, top_k};
 use crate::request::{Request, Settings};
 use crate::steps::Step;
+use crate::words::stem;
 use crate::{Mode, rank, scope_slug};
 
 /// A question's given embedding that the index cannot use (another model):
@@ -529,7 +531,7 @@ impl Searcher {
         }
         let reranked = self.rerank(text, &mut fused)?;
         let kept = top_k(fused, self.settings.top_k, self.settings.all_chunks, doc_of)?;
-        let hits = self.hit_records(&kept)?;
+        let hits = self.hit_records(&kept, &plan.terms)?;
         let record = PlanRecord {
             schema: kts_record::schema_id::PLAN.into(),
             question: text.to_string(),
@@ -723,36 +725,58 @@ impl Searcher {
         })
     }
 
-    fn hit_records(&self, kept: &[Fused]) -> anyhow::Result<Vec<HitRecord>> {
+    /// The kept chunks as hits, each citing the part of its chunk that best
+    /// matches the question's `terms`.
+    fn hit_records(&self, kept: &[Fused], terms: &[String]) -> anyhow::Result<Vec<HitRecord>> {
         let rowids: Vec<i64> = kept.iter().map(|f| f.rowid).collect();
         let mut hits: HashMap<i64, Hit> = (self.store.fetch_hits(&rowids)?)
             .into_iter()
             .map(|hit| (hit.rowid, hit))
             .collect();
-        Ok(kept
-            .iter()
+        let mut stemmed: Vec<&str> = Vec::new();
+        for term in terms.iter().map(|t| stem(t)) {
+            if !stemmed.contains(&term) {
+                stemmed.push(term);
+            }
+        }
+        kept.iter()
             .filter_map(|fused| Some((fused, hits.remove(&fused.rowid)?)))
             .enumerate()
-            .map(|(i, (fused, hit))| HitRecord {
-                schema: kts_record::schema_id::HIT.into(),
-                rank: i + 1,
-                score: fused.score,
-                doc_id: hit.doc_id,
-                chunk_id: hit.chunk_id,
-                scope: self.scope.clone(),
-                path: hit.path,
-                title: hit.title,
-                doc_type: hit.doc_type,
-                text: hit.text,
-                heading_path: hit.heading_path,
-                start: hit.start,
-                end: hit.end,
-                page: hit.page,
-                slide: hit.slide,
-                signals: signals(fused),
-                confidence: Some(confidence(&confidence_features(fused, i + 1))),
+            .map(|(i, (fused, hit))| {
+                let cited = self.citation(&hit, &stemmed)?;
+                Ok(HitRecord {
+                    schema: kts_record::schema_id::HIT.into(),
+                    rank: i + 1,
+                    score: fused.score,
+                    doc_id: hit.doc_id,
+                    chunk_id: hit.chunk_id,
+                    scope: self.scope.clone(),
+                    path: hit.path,
+                    title: hit.title,
+                    doc_type: hit.doc_type,
+                    text: hit.text,
+                    heading_path: cited.heading_path,
+                    start: hit.start,
+                    end: hit.end,
+                    cited_start: Some(cited.start),
+                    page: cited.page,
+                    slide: cited.slide,
+                    signals: signals(fused),
+                    confidence: Some(confidence(&confidence_features(fused, i + 1))),
+                })
             })
-            .collect())
+            .collect()
+    }
+
+    /// What `hit` cites; the levels of headings before its chunk are read
+    /// from the document's earlier chunks.
+    fn citation(&self, hit: &Hit, terms: &[&str]) -> anyhow::Result<Citation> {
+        cite(hit, terms, |heading, below| {
+            self.store
+                .find_in_earlier_chunks(&hit.doc_id, hit.start, heading, |start, text| {
+                    heading_level(text, start, hit.start, heading, below)
+                })
+        })
     }
 }
 

@@ -134,6 +134,29 @@ fn the_context_holds_graph_facts_then_cited_passages_within_the_budget() {
 }
 
 #[test]
+fn an_entity_names_each_source_once() {
+    let scope = tempfile::tempdir().unwrap();
+    // The glossary both defines and mentions the term: two edges to one document.
+    std::fs::write(
+        scope.path().join("glossary.md"),
+        "# Glossary\n\nThe Cut-off Date means the first day of the month on which billing runs.\n",
+    )
+    .unwrap();
+    index(scope.path());
+    let dir = scope.path().display();
+    kts_tests::succeeded(kts_tests::shell(&format!("kts-graph '{dir}' --quiet")));
+    let output = kts_tests::succeeded(kts_tests::shell(&format!(
+        "kts-query '{dir}' 'what is the Cut-off Date' --mode bm25 --context"
+    )));
+    let context = String::from_utf8(output.stdout).unwrap();
+    assert!(
+        context.contains("**Cut-off Date** (TERM, 1 mention)\n"),
+        "{context}"
+    );
+    assert!(context.contains("  - Sources: glossary.md\n"), "{context}");
+}
+
+#[test]
 fn a_graph_that_lags_the_index_or_is_missing_is_a_warning() {
     let scope = scope();
     let dir = scope.path().display();

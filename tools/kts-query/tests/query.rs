@@ -577,7 +577,8 @@ fn text_format_cites_path_and_headings() {
     let text = String::from_utf8(output.stdout).unwrap();
     assert!(
         text.starts_with(" 1. ")
-            && text.contains("it/printer-troubleshooting.md#Printer troubleshooting\n"),
+            && text
+                .contains("it/printer-troubleshooting.md#Printer troubleshooting > Error E4711\n"),
         "{text}"
     );
 }

@@ -236,14 +236,28 @@ pub struct HitRecord {
     pub title: String,
     #[serde(default = "general")]
     pub doc_type: String,
+    /// The chunk's text.
     pub text: String,
+    /// Headings above the cited part of `text` (see `cited_start`),
+    /// outermost first.
     #[serde(default)]
     pub heading_path: Vec<String>,
     /// Character offsets of `text` in the document's Markdown.
     pub start: usize,
     pub end: usize,
+    /// Character offset in the document's Markdown where the part of `text`
+    /// that `heading_path`, `page` and `slide` cite begins. A chunk can run
+    /// over a page break or hold several short sections: the part cited, from
+    /// one heading or page or slide marker to the next, is the one holding
+    /// the most distinct words of the question (the earliest of equals), and
+    /// `start` when `text` holds none of them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cited_start: Option<usize>,
+    /// PDF page of the cited part, from 1 (not necessarily the page the chunk
+    /// starts on).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub page: Option<u32>,
+    /// Slide of the cited part, from 1.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slide: Option<u32>,
     /// Each retriever's and signal's view of the hit, by name (`bm25`, `vector`, ...).
@@ -389,13 +403,17 @@ pub struct EvidenceRecord {
 pub struct EvidenceCitation {
     pub path: String,
     pub chunk_id: String,
+    /// Headings above the part of the chunk that best matches the search
+    /// that found it, as a hit's (`kts.hit/1`).
     #[serde(default)]
     pub heading_path: Vec<String>,
     /// Character offsets of the chunk in the document's Markdown.
     pub start: usize,
     pub end: usize,
+    /// PDF page of that part, from 1.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub page: Option<u32>,
+    /// Slide of that part, from 1.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slide: Option<u32>,
     /// The support score, from 0 to 1: the weighted mean of `vector` and `lexical`,

@@ -375,4 +375,28 @@ impl Store {
         }
         Ok(hits)
     }
+
+    /// Goes back through the chunks of `doc_id` that start before the
+    /// character offset `before` and contain `needle`, nearest first, until
+    /// `found` answers; it is given each chunk's start and text.
+    pub fn find_in_earlier_chunks<T>(
+        &self,
+        doc_id: &str,
+        before: usize,
+        needle: &str,
+        mut found: impl FnMut(usize, &str) -> Option<T>,
+    ) -> anyhow::Result<Option<T>> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT start, text FROM chunks
+             WHERE doc_id = ?1 AND start < ?2 AND instr(text, ?3) > 0 ORDER BY idx DESC",
+        )?;
+        let mut rows = stmt.query(params![doc_id, before as i64, needle])?;
+        while let Some(row) = rows.next()? {
+            let text: String = row.get(1)?;
+            if let Some(answer) = found(row.get::<_, i64>(0)? as usize, &text) {
+                return Ok(Some(answer));
+            }
+        }
+        Ok(None)
+    }
 }

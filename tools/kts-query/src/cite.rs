@@ -1,0 +1,400 @@
+//! What a hit cites. A chunk may run over a page break or hold several short
+//! sections, and the heading path, page and slide stored with it are those of
+//! its start. A hit cites instead the part of its chunk, from one heading or
+//! page or slide marker to the next, that holds the most distinct words of
+//! the question (the earliest of equals); the chunk's start when none holds
+//! any.
+
+use std::ops::Range;
+
+use kts_chunk::blocks::{self, Kind};
+use kts_record::HitRecord;
+use kts_store::Hit;
+
+use crate::words::stems;
+
+/// One past the deepest Markdown heading level.
+const BELOW_DEEPEST: usize = 7;
+
+/// The place a hit cites.
+#[derive(Debug)]
+pub struct Citation {
+    pub heading_path: Vec<String>,
+    pub page: Option<u32>,
+    pub slide: Option<u32>,
+    /// Character offset of the cited part in the document's Markdown.
+    pub start: usize,
+}
+
+/// A part of a chunk's text, from a heading or marker to the next one.
+#[derive(Clone)]
+struct Part {
+    /// Bytes of the chunk's text: a heading's line is in its part, a marker
+    /// in none. Empty while the part has no block.
+    bytes: Range<usize>,
+    /// The headings the chunk's text opened above the part, with their
+    /// levels, outermost first.
+    headings: Vec<(usize, String)>,
+    /// Whether a slide marker in the text ended the sections the chunk
+    /// started in.
+    new_slide: bool,
+    page: Option<u32>,
+    slide: Option<u32>,
+}
+
+impl Part {
+    /// The part that starts at `at` with what is in force at the end of this one.
+    fn next_at(&self, at: usize) -> Part {
+        Part {
+            bytes: at..at,
+            ..self.clone()
+        }
+    }
+
+    fn extend(&mut self, block: Range<usize>) {
+        match self.bytes.is_empty() {
+            true => self.bytes = block,
+            false => self.bytes.end = block.end,
+        }
+    }
+}
+
+/// The citation of `hit` for a question of these stemmed `terms`.
+/// `level_before(heading, below)` is the level of the nearest heading before
+/// the chunk with that text and a level lower than `below` (see
+/// [`heading_level`]), asked only when the cited part's headings leave open
+/// which of the chunk's own headings enclose them.
+pub fn cite(
+    hit: &Hit,
+    terms: &[&str],
+    level_before: impl FnMut(&str, usize) -> anyhow::Result<Option<usize>>,
+) -> anyhow::Result<Citation> {
+    let parts = parts(&hit.text, hit.page, hit.slide);
+    let best = best_part(&hit.text, &parts, terms);
+    if best == 0 {
+        return Ok(Citation {
+            heading_path: hit.heading_path.clone(),
+            page: hit.page,
+            slide: hit.slide,
+            start: hit.start,
+        });
+    }
+    let opening = (parts[0].bytes.start == 0)
+        .then(|| parts[0].headings.first())
+        .flatten();
+    let part = &parts[best];
+    Ok(Citation {
+        heading_path: heading_path(&hit.heading_path, opening, part, level_before)?,
+        page: part.page,
+        slide: part.slide,
+        start: hit.start + hit.text[..part.bytes.start].chars().count(),
+    })
+}
+
+/// The chunk's text split at headings and page and slide markers, with what
+/// is in force in each part.
+fn parts(text: &str, page: Option<u32>, slide: Option<u32>) -> Vec<Part> {
+    let mut parts = Vec::new();
+    let mut current = Part {
+        bytes: 0..0,
+        headings: Vec::new(),
+        new_slide: false,
+        page,
+        slide,
+    };
+    for block in blocks::parse(text) {
+        let next = match block.kind {
+            Kind::Prose | Kind::Verbatim => {
+                current.extend(block.range);
+                continue;
+            }
+            Kind::Page(n) => Part {
+                page: Some(n),
+                ..current.next_at(block.range.end)
+            },
+            Kind::Slide(n) => Part {
+                slide: Some(n),
+                headings: Vec::new(),
+                new_slide: true,
+                ..current.next_at(block.range.end)
+            },
+            Kind::Heading { level, text } => {
+                let mut next = current.next_at(block.range.start);
+                next.headings.retain(|(above, _)| *above < level);
+                next.headings.push((level, text));
+                next.bytes = block.range;
+                next
+            }
+        };
+        let done = std::mem::replace(&mut current, next);
+        if !done.bytes.is_empty() {
+            parts.push(done);
+        }
+    }
+    if !current.bytes.is_empty() || parts.is_empty() {
+        parts.push(current);
+    }
+    parts
+}
+
+/// The part holding the most distinct `terms`, the earliest of equals. A
+/// part holds the words of the headings above it that the chunk's text
+/// opened: a heading followed by a page marker names what the next page says.
+fn best_part(text: &str, parts: &[Part], terms: &[&str]) -> usize {
+    if parts.len() < 2 {
+        return 0;
+    }
+    let mut best = (0, 0);
+    for (i, part) in parts.iter().enumerate() {
+        let mut lower = text[part.bytes.clone()].to_lowercase();
+        for (_, heading) in &part.headings {
+            lower.push('\n');
+            lower.push_str(&heading.to_lowercase());
+        }
+        let words: Vec<&str> = stems(&lower).collect();
+        let found = terms.iter().filter(|t| words.contains(t)).count();
+        if found > best.1 {
+            best = (i, found);
+        }
+    }
+    best.0
+}
+
+/// The heading path of `part`: the chunk's own heading path, cut where the
+/// headings the chunk's text opened take over. `opening` is the heading the
+/// text starts with, which is the last of the chunk's own.
+fn heading_path(
+    own: &[String],
+    opening: Option<&(usize, String)>,
+    part: &Part,
+    mut level_before: impl FnMut(&str, usize) -> anyhow::Result<Option<usize>>,
+) -> anyhow::Result<Vec<String>> {
+    let opened = part.headings.iter().map(|(_, text)| text.clone());
+    if part.new_slide {
+        return Ok(opened.collect());
+    }
+    let Some(&(level, _)) = part.headings.first() else {
+        return Ok(own.to_vec());
+    };
+    // A table's header row, ending the path of a chunk that starts in a
+    // table, is over once a heading follows.
+    let mut above = match own.last() {
+        Some(last) if last.starts_with('|') => &own[..own.len() - 1],
+        _ => own,
+    };
+    let mut ceiling = (BELOW_DEEPEST, above.len());
+    if let Some((opening_level, opening_text)) = opening
+        && above.last() == Some(opening_text)
+    {
+        above = &above[..above.len() - 1];
+        ceiling = (*opening_level, above.len());
+    }
+    let kept = enclosing(above.len(), level, ceiling, |i, below| {
+        level_before(&above[i], below)
+    })?;
+    Ok(above[..kept].iter().cloned().chain(opened).collect())
+}
+
+/// How many of `count` headings, outermost first, enclose a heading of
+/// `level`: those of a lower level. Their levels are not stored, but they
+/// rise by one at least from 1, and `ceiling` (a level and an index) says
+/// that the headings before that index are of lower levels than that one;
+/// `level_of(i, below)` finds the level of the `i`th, lower than `below`,
+/// when that leaves it open (`None`: taken to be its lowest possible level,
+/// `i + 1`).
+fn enclosing(
+    count: usize,
+    level: usize,
+    mut ceiling: (usize, usize),
+    mut level_of: impl FnMut(usize, usize) -> anyhow::Result<Option<usize>>,
+) -> anyhow::Result<usize> {
+    if level <= 1 {
+        return Ok(0);
+    }
+    for i in (0..count).rev() {
+        let (ceiling_level, ceiling_at) = ceiling;
+        if ceiling_level.saturating_sub(ceiling_at - i) < level {
+            return Ok(i + 1);
+        }
+        // This heading and the one before it are of `level` or deeper:
+        // knowing this one's level would tell nothing.
+        if i >= level {
+            continue;
+        }
+        let found = level_of(i, ceiling_level)?.unwrap_or(i + 1);
+        if found < level {
+            return Ok(i + 1);
+        }
+        ceiling = (found, i);
+    }
+    Ok(0)
+}
+
+/// The level of the last heading in `text`, a chunk starting at character
+/// `start`, that has the text `heading`, a level lower than `below` and
+/// starts before character `before`.
+pub fn heading_level(
+    text: &str,
+    start: usize,
+    before: usize,
+    heading: &str,
+    below: usize,
+) -> Option<usize> {
+    blocks::parse(text)
+        .into_iter()
+        .rev()
+        .find_map(|block| match block.kind {
+            Kind::Heading { level, text: found }
+                if found == heading
+                    && level < below
+                    && start + text[..block.range.start].chars().count() < before =>
+            {
+                Some(level)
+            }
+            _ => None,
+        })
+}
+
+/// The hit's text from the part it cites to its end, with page and slide
+/// markers written as `(page N)` and `(slide N)`.
+pub fn cited_text(hit: &HitRecord) -> String {
+    let skip = hit.cited_start.map_or(0, |at| at.saturating_sub(hit.start));
+    let from = (hit.text.char_indices().nth(skip)).map_or(hit.text.len(), |(at, _)| at);
+    let text = &hit.text[from..];
+    let mut out = String::with_capacity(text.len());
+    let mut copied = 0;
+    for block in blocks::parse(text) {
+        let shown = match block.kind {
+            Kind::Page(n) => format!("(page {n})"),
+            Kind::Slide(n) => format!("(slide {n})"),
+            _ => continue,
+        };
+        out.push_str(&text[copied..block.range.start]);
+        out.push_str(&shown);
+        copied = block.range.end;
+    }
+    out.push_str(&text[copied..]);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hit(text: &str, heading_path: &[&str], page: Option<u32>) -> Hit {
+        Hit {
+            rowid: 1,
+            chunk_id: "c".into(),
+            doc_id: "d".into(),
+            path: "a.md".into(),
+            title: String::new(),
+            doc_type: "GENERAL".into(),
+            text: text.into(),
+            heading_path: heading_path.iter().map(|h| h.to_string()).collect(),
+            start: 100,
+            end: 100 + text.chars().count(),
+            page,
+            slide: None,
+        }
+    }
+
+    /// The citation for a question's words, with the levels of the headings
+    /// before the chunk from `levels` (a lookup that must not be needed
+    /// fails the test).
+    fn cited(hit: &Hit, question: &str, levels: &[(&str, usize)]) -> Citation {
+        let terms: Vec<String> = kts_store::query_terms(question);
+        let terms: Vec<&str> = terms.iter().map(|t| crate::words::stem(t)).collect();
+        cite(hit, &terms, |heading, _| {
+            Ok(Some(
+                levels
+                    .iter()
+                    .find(|(text, _)| *text == heading)
+                    .unwrap_or_else(|| panic!("the level of {heading} was asked"))
+                    .1,
+            ))
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn the_page_cited_is_the_one_that_says_it() {
+        let text =
+            "Keep this manual é.\n\n<!-- page: 4 -->\n\n## Troubleshooting\n\nCheck the fuse.";
+        let hit = hit(text, &["Manual"], Some(3));
+        let fuse = cited(&hit, "where is the fuse?", &[("Manual", 1)]);
+        assert_eq!(fuse.page, Some(4));
+        assert_eq!(fuse.heading_path, ["Manual", "Troubleshooting"]);
+        assert_eq!(
+            fuse.start,
+            100 + "Keep this manual é.\n\n<!-- page: 4 -->\n\n"
+                .chars()
+                .count()
+        );
+        let manual = cited(&hit, "keep the manual", &[]);
+        assert_eq!((manual.page, manual.start), (Some(3), 100));
+        let nothing = cited(&hit, "unrelated words", &[]);
+        assert_eq!(
+            (nothing.page, nothing.heading_path),
+            (Some(3), vec!["Manual".to_string()])
+        );
+    }
+
+    #[test]
+    fn a_heading_at_the_foot_of_a_page_counts_for_the_next_page() {
+        let text = "## Troubleshooting\n\n<!-- page: 4 -->\n\nIf the display stays blank.";
+        let hit = hit(text, &["Manual", "Troubleshooting"], Some(3));
+        let cited = cited(&hit, "troubleshooting a blank display", &[]);
+        assert_eq!(
+            (cited.page, cited.heading_path),
+            (
+                Some(4),
+                vec!["Manual".to_string(), "Troubleshooting".to_string()]
+            )
+        );
+    }
+
+    #[test]
+    fn a_later_section_is_cited_by_its_own_heading() {
+        let text = "## HTTP 429 Too Many Requests\n\nRate limiting.\n\n## HTTP 503 Service Unavailable\n\nPool exhausted.";
+        let hit = hit(
+            text,
+            &["HTTP status codes", "HTTP 429 Too Many Requests"],
+            None,
+        );
+        // The text opens with the path's last heading: its level is known.
+        let path = cited(&hit, "503 service unavailable", &[]).heading_path;
+        assert_eq!(path, ["HTTP status codes", "HTTP 503 Service Unavailable"]);
+        let path = cited(&hit, "rate limiting", &[]).heading_path;
+        assert_eq!(path, ["HTTP status codes", "HTTP 429 Too Many Requests"]);
+    }
+
+    #[test]
+    fn headings_before_the_chunk_enclose_by_their_levels() {
+        let text = "the end of a section.\n\n## Next\n\nThe answer.";
+        let siblings = hit(text, &["Section"], None);
+        assert_eq!(
+            cited(&siblings, "answer", &[("Section", 2)]).heading_path,
+            ["Next"]
+        );
+        let nested = hit(text, &["Title", "Section"], None);
+        let path = cited(&nested, "answer", &[("Section", 2)]).heading_path;
+        assert_eq!(path, ["Title", "Next"], "Title can only be of level 1");
+        let table = hit(text, &["Section", "| a | b |"], None);
+        assert_eq!(
+            cited(&table, "answer", &[("Section", 1)]).heading_path,
+            ["Section", "Next"]
+        );
+    }
+
+    #[test]
+    fn a_slide_marker_ends_the_sections_before_it() {
+        let text = "Last words of slide one.\n\n<!-- slide: 2 -->\n\n## Pricing\n\nTen euros.";
+        let mut slides = hit(text, &["Intro"], None);
+        slides.slide = Some(1);
+        let cited = cited(&slides, "ten euros", &[]);
+        assert_eq!(
+            (cited.slide, cited.heading_path),
+            (Some(2), vec!["Pricing".to_string()])
+        );
+    }
+}
