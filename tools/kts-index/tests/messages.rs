@@ -63,9 +63,7 @@ fn a_damaged_database_is_named_with_what_to_do() {
         message.starts_with(&format!(
             "kts-index: error: {} cannot be read",
             db.display()
-        )) && message
-            .trim_end()
-            .ends_with("move it aside to rebuild the scope"),
+        )) && message.contains("move it aside to rebuild the scope"),
         "{message}"
     );
 }

@@ -338,24 +338,24 @@ pub fn with_remedy(scope: &Path, error: anyhow::Error) -> anyhow::Error {
         .chain()
         .filter_map(|e| e.downcast_ref::<std::io::Error>())
         .any(|e| e.kind() == std::io::ErrorKind::StorageFull);
-    let cause = error.root_cause();
+    // The cause stays in the chain, for callers that tell errors apart by it.
     match sqlite {
-        Some(DatabaseCorrupt | NotADatabase) => anyhow::anyhow!(
-            "{} cannot be read ({cause}): move it aside to rebuild the scope",
+        Some(DatabaseCorrupt | NotADatabase) => error.context(format!(
+            "{} cannot be read (move it aside to rebuild the scope)",
             db_path(scope).display()
-        ),
-        Some(DiskFull) => disk_full(scope, cause),
-        _ if io_full => disk_full(scope, cause),
+        )),
+        Some(DiskFull) => disk_full(scope, error),
+        _ if io_full => disk_full(scope, error),
         _ => error,
     }
 }
 
-fn disk_full(scope: &Path, cause: &dyn std::error::Error) -> anyhow::Error {
-    anyhow::anyhow!(
-        "the disk holding {} is full ({cause}): what was committed before is kept; free some \
-         space and run again",
+fn disk_full(scope: &Path, error: anyhow::Error) -> anyhow::Error {
+    error.context(format!(
+        "the disk holding {} is full (what was committed before is kept; free some space and \
+         run again)",
         kts_dir(scope).display()
-    )
+    ))
 }
 
 /// A store file whose first transaction has not committed: the first
