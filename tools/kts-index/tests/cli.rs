@@ -29,6 +29,14 @@ fn index_input(scope: &std::path::Path, flags: &[&str], input: &str) -> std::pro
     child.wait_with_output().unwrap()
 }
 
+/// How many chunks a BM25 search for `word` finds (at most 5).
+fn bm25_hits(store: &Store, word: &str) -> usize {
+    store
+        .search_bm25(word, 5, &Filters::default())
+        .unwrap()
+        .len()
+}
+
 fn writer(scope: &std::path::Path, flags: &[&str]) -> std::process::Child {
     Command::new(env!("CARGO_BIN_EXE_kts-index"))
         .arg(scope)
@@ -180,13 +188,10 @@ fn a_document_whose_chunks_did_not_all_arrive_is_left_as_it_was() {
         "{stderr}"
     );
     let store = Store::open_read(dir.path()).unwrap();
-    let search = |word: &str| {
-        store
-            .search_bm25(word, 5, &Filters::default())
-            .unwrap()
-            .len()
-    };
-    assert_eq!((search("apricot"), search("raspberry")), (2, 0));
+    assert_eq!(
+        (bm25_hits(&store, "apricot"), bm25_hits(&store, "raspberry")),
+        (2, 0)
+    );
 }
 
 #[test]
@@ -215,13 +220,10 @@ fn records_crawled_in_another_scope_are_refused() {
         "{stderr}"
     );
     let store = Store::open_read(dir.path()).unwrap();
-    let found = |word: &str| {
-        store
-            .search_bm25(word, 5, &Filters::default())
-            .unwrap()
-            .len()
-    };
-    assert_eq!((found("walnuts"), found("tunnel")), (0, 1));
+    assert_eq!(
+        (bm25_hits(&store, "walnuts"), bm25_hits(&store, "tunnel")),
+        (0, 1)
+    );
     assert_eq!(store.counts().unwrap().0, 2, "1.md and own.md");
 }
 
@@ -348,15 +350,13 @@ fn a_file_converted_empty_leaves_the_index_and_other_failures_keep_theirs() {
         "{stderr}"
     );
     let store = Store::open_read(dir.path()).unwrap();
-    let found = |word: &str| {
-        store
-            .search_bm25(word, 5, &Filters::default())
-            .unwrap()
-            .len()
-    };
-    assert_eq!(found("1"), 0, "the emptied file's old text is gone");
     assert_eq!(
-        found("2"),
+        bm25_hits(&store, "1"),
+        0,
+        "the emptied file's old text is gone"
+    );
+    assert_eq!(
+        bm25_hits(&store, "2"),
         1,
         "a file that failed otherwise keeps its old text"
     );
@@ -409,13 +409,11 @@ fn an_index_with_vectors_refuses_documents_without_embeddings() {
         .search_vector(&[0.6, 0.8], 10, &Filters::default())
         .unwrap();
     assert_eq!(nearest.len(), 3, "every document keeps its vector");
-    let found = |word: &str| {
-        store
-            .search_bm25(word, 5, &Filters::default())
-            .unwrap()
-            .len()
-    };
-    assert_eq!((found("holiday"), found("leave")), (1, 0), "b.md as it was");
+    assert_eq!(
+        (bm25_hits(&store, "holiday"), bm25_hits(&store, "leave")),
+        (1, 0),
+        "b.md as it was"
+    );
     drop(store);
 
     // Rebuilt without embeddings, the scope is keyword-only and stays so.
