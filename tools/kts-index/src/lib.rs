@@ -31,7 +31,9 @@ keyword search only, in an index without vectors: an index with vectors
 refuses such a document (it stays as it was; run kts-embed before kts-index,
 or rebuild the scope keyword-only with --reindex). Writes are committed in
 batches; a document is always whole or absent, and a killed run leaves the
-last batch committed.
+last batch committed. With --reindex the whole stream is one transaction:
+readers see the old index until the new one is complete, and a killed
+--reindex leaves the old one.
 At the end it rewrites DIR/.kts/vectors.bin, the embeddings laid out for
 fast search, when they changed, and brings DIR/.kts/lexical/, the keyword
 index, up to date with the chunks added and removed (kts-query falls back
@@ -50,8 +52,9 @@ pub struct Args {
     #[arg(value_name = "DIR")]
     pub dir: PathBuf,
 
-    /// Empty the index first and rebuild it from this stream (needed to
-    /// change the embedding model; give it every document).
+    /// Rebuild the index from this stream alone (needed to change the
+    /// embedding model; give it every document), in one transaction: readers
+    /// keep the old index until the stream ends, and a killed run leaves it.
     #[arg(long)]
     pub reindex: bool,
 
@@ -59,7 +62,8 @@ pub struct Args {
     #[arg(long)]
     pub no_wait: bool,
 
-    /// Commit after this many documents (or after a second).
+    /// Commit after this many documents (or after a second); --reindex
+    /// commits once, at the end.
     #[arg(long, value_name = "DOCS", default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..))]
     pub batch: u32,
 
@@ -147,9 +151,11 @@ pub fn open(dir: &Path, no_wait: bool, messages: &Messages) -> anyhow::Result<St
 /// How [`index`] writes.
 #[derive(Clone, Debug)]
 pub struct Options {
-    /// Empty the store in the first transaction.
+    /// Empty the store and rebuild it in one transaction, committed at the
+    /// stream's end: readers never see it half built.
     pub reindex: bool,
-    /// Documents per transaction (a transaction also ends after a second).
+    /// Documents per transaction (a transaction also ends after a second);
+    /// not used with `reindex`.
     pub batch_docs: usize,
 }
 
@@ -196,7 +202,8 @@ struct Indexer<'a> {
     /// it is resolved once, not once per document).
     own_root: Option<String>,
     messages: &'a Messages,
-    batch_docs: usize,
+    /// Documents per transaction; `None` commits only at the end.
+    batch_docs: Option<usize>,
     pending: Option<Pending>,
     in_batch: usize,
     batch_started: Instant,
@@ -220,7 +227,7 @@ impl<'a> Indexer<'a> {
             scope,
             own_root: None,
             messages,
-            batch_docs: options.batch_docs,
+            batch_docs: (!options.reindex).then_some(options.batch_docs),
             pending: None,
             in_batch: 0,
             batch_started: Instant::now(),
@@ -463,10 +470,11 @@ impl<'a> Indexer<'a> {
 
     /// Commits when the batch is full or old enough.
     fn count_document(&mut self) -> anyhow::Result<()> {
+        let Some(batch_docs) = self.batch_docs else {
+            return Ok(());
+        };
         self.in_batch += 1;
-        if self.in_batch >= self.batch_docs
-            || self.batch_started.elapsed() >= Duration::from_secs(1)
-        {
+        if self.in_batch >= batch_docs || self.batch_started.elapsed() >= Duration::from_secs(1) {
             self.store.commit()?;
             self.store.begin()?;
             self.in_batch = 0;

@@ -110,6 +110,58 @@ fn a_second_writer_waits_or_fails_and_readers_go_on() {
 }
 
 #[test]
+fn readers_keep_the_old_index_while_a_reindex_runs_and_after_it_is_killed() {
+    let dir = tempfile::tempdir().unwrap();
+    let scope = dir.path();
+    let old: String = (0..3).map(doc_lines).collect();
+    assert!(index_input(scope, &[], &old).status.success());
+    let reader = Store::open_read(scope).unwrap();
+    let paths = || -> Vec<String> {
+        let rowids: Vec<i64> = reader
+            .search_bm25("tunnel", 10, &Filters::default())
+            .unwrap()
+            .iter()
+            .map(|scored| scored.rowid)
+            .collect();
+        let mut paths: Vec<String> = reader
+            .fetch_hits(&rowids)
+            .unwrap()
+            .into_iter()
+            .map(|hit| hit.path)
+            .collect();
+        paths.sort();
+        paths
+    };
+    let old_paths = vec!["0.md", "1.md", "2.md"];
+
+    // Past the batch size and the one-second commit of an ordinary run.
+    let rebuild = |count: usize| -> (std::process::Child, std::process::ChildStdin) {
+        let mut child = writer(scope, &["--reindex", "--batch", "1"]);
+        let mut stdin = child.stdin.take().unwrap();
+        let new: String = (10..10 + count).map(doc_lines).collect();
+        stdin.write_all(new.as_bytes()).unwrap();
+        stdin.flush().unwrap();
+        std::thread::sleep(Duration::from_millis(1500));
+        (child, stdin)
+    };
+    let (mut killed, _stdin) = rebuild(3);
+    assert_eq!(paths(), old_paths, "readers see the old index mid-reindex");
+    killed.kill().unwrap();
+    killed.wait().unwrap();
+    assert_eq!(
+        paths(),
+        old_paths,
+        "a killed --reindex leaves the old index"
+    );
+
+    let (finished, stdin) = rebuild(2);
+    assert_eq!(paths(), old_paths);
+    drop(stdin);
+    assert!(finished.wait_with_output().unwrap().status.success());
+    assert_eq!(paths(), vec!["10.md", "11.md"]);
+}
+
+#[test]
 fn chunks_without_their_document_are_indexed_and_errors_counted() {
     let dir = tempfile::tempdir().unwrap();
     let chunk = json!({"schema": "kts.chunk/1", "chunk_id": "c1", "doc_id": doc_id("notes/a.txt"),
