@@ -119,16 +119,21 @@ impl EmbeddingCache {
         if vector.len() != self.dims || self.vectors.contains_key(&key) {
             return Ok(());
         }
+        let record = encode_record(&key, &vector);
+        self.vectors.insert(key, vector);
         if let Some(file) = &mut self.file {
-            file.pending
-                .extend_from_slice(&encode_record(&key, &vector));
+            file.pending.extend_from_slice(&record);
             file.pending_records += 1;
             if file.pending_records >= FLUSH_EVERY {
                 file.flush()?;
             }
         }
-        self.vectors.insert(key, vector);
         Ok(())
+    }
+
+    /// Stops writing to disk (after a write failed): the vectors stay in memory.
+    pub fn keep_in_memory_only(&mut self) {
+        self.file = None;
     }
 
     /// Appends the pending records and fsyncs them.

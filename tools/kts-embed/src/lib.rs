@@ -44,7 +44,8 @@ text starts with. Models
 are described by manifests in the project's models/ folder; their files are
 fetched once by models/fetch, never at run time. Vectors are cached by text
 hash in the scope's .kts/embeddings/<model>.bin (the scope is the `root` of
-the kts.doc/1 record ahead of the chunks), so a re-run embeds only new text.
+the kts.doc/1 record ahead of the chunks), so a re-run embeds only new text;
+a cache that cannot be written (read-only media, a full disk) is a warning.
 Without --model, a scope whose index was built with a model keeps it (read
 from DIR/.kts/kts.db); a new scope gets the default model.
 

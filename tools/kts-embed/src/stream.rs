@@ -164,7 +164,7 @@ impl<'a> Stream<'a> {
         }
         self.embed_window()?;
         self.bar.finish_and_clear();
-        self.cache.flush()?;
+        self.flush_cache();
         self.out.flush()?;
         Ok(())
     }
@@ -182,7 +182,7 @@ impl<'a> Stream<'a> {
             && kts_dir.as_deref().unwrap_or(Path::new("")) != self.current
         {
             self.embed_window()?;
-            self.select_cache(kts_dir.as_deref())?;
+            self.select_cache(kts_dir.as_deref());
         }
         self.queue.push(Queued::Ready(value));
         Ok(())
@@ -209,7 +209,7 @@ impl<'a> Stream<'a> {
                 kts_dir.map_or(String::new(), |d| d.display().to_string())
             )
         })?;
-        self.cache.flush()?;
+        self.flush_cache();
         let cache_dir = (!self.current.as_os_str().is_empty()).then(|| self.current.clone());
         self.cache = open_cache(&self.embedder, self.messages, cache_dir.as_deref());
         Ok(())
@@ -285,7 +285,8 @@ impl<'a> Stream<'a> {
             let vectors = self.embedder.embed(&texts)?;
             self.counts.embedded += misses.len() as u64;
             for ((key, _), vector) in misses.into_iter().zip(vectors) {
-                self.cache.insert(key, vector)?;
+                let written = self.cache.insert(key, vector);
+                self.cache_written(written);
             }
         }
         self.write_queue()
@@ -319,16 +320,31 @@ impl<'a> Stream<'a> {
         Ok(())
     }
 
+    fn flush_cache(&mut self) {
+        let written = self.cache.flush();
+        self.cache_written(written);
+    }
+
+    /// The cache saves work, it is not needed: one that cannot be written
+    /// (a read-only scope, a full disk) is warned about and kept in memory.
+    fn cache_written(&mut self, written: anyhow::Result<()>) {
+        if let Err(e) = written {
+            self.messages.warn(&format!(
+                "the embedding cache cannot be written ({e:#}): this run's vectors are not cached"
+            ));
+            self.cache.keep_in_memory_only();
+        }
+    }
+
     /// Makes the cache of a `.kts` folder (or the in-memory one) current,
     /// after flushing the one it replaces.
-    fn select_cache(&mut self, kts_dir: Option<&Path>) -> anyhow::Result<()> {
+    fn select_cache(&mut self, kts_dir: Option<&Path>) {
         let key = kts_dir.map(Path::to_path_buf).unwrap_or_default();
         if key != self.current {
-            self.cache.flush()?;
+            self.flush_cache();
             self.cache = open_cache(&self.embedder, self.messages, kts_dir);
             self.current = key;
         }
-        Ok(())
     }
 }
 

@@ -238,6 +238,32 @@ fn chunks_without_a_scope_are_embedded_without_a_disk_cache() {
 }
 
 #[test]
+fn a_cache_that_cannot_be_written_is_a_warning_and_the_vectors_still_come() {
+    let models = models_dir();
+    let scope = tempfile::tempdir().unwrap();
+    // The cache's folder is one that no one may create files in, root included
+    // (as in a scope on read-only media), though it reads as an empty cache.
+    std::fs::create_dir(scope.path().join(".kts")).unwrap();
+    std::os::unix::fs::symlink("/proc", scope.path().join(".kts/embeddings")).unwrap();
+    let input = lines(&[
+        doc(scope.path(), "d"),
+        chunk("d", 0, "A read-only scope is still embedded."),
+        chunk("d", 1, "Its vectors are not cached."),
+    ]);
+    let (output, records) = embed(&input, &["--models", models.to_str().unwrap()]);
+    let message = stderr(&output);
+    assert!(output.status.success(), "{message}");
+    assert!(
+        message.contains("the embedding cache cannot be written")
+            && message.contains(".kts/embeddings"),
+        "{message}"
+    );
+    assert_eq!(message.matches("cannot be written").count(), 1, "{message}");
+    assert_eq!(records.len(), 3);
+    records[1..].iter().for_each(assert_embedded);
+}
+
+#[test]
 fn a_record_without_a_schema_is_taken_as_a_chunk() {
     let models = models_dir();
     let mut unnamed = chunk("d", 0, "Nothing says what I am.");
