@@ -34,6 +34,31 @@ pub fn query_terms(text: &str) -> Vec<String> {
     chosen
 }
 
+/// What may join the parts of one written word: hyphens, dots, apostrophes,
+/// slashes and underscores.
+const INNER_PUNCTUATION: &[char] = &['-', '\u{2010}', '\u{2011}', '.', '\'', '\u{2019}', '/', '_'];
+
+/// The words a BM25 search looks for: [`query_terms`], plus each word written
+/// with inner punctuation also as one word (`Wi-Fi` → `wifi`, `IL-6` → `il6`,
+/// `U.S.A.` → `usa`), as texts spell such terms both ways.
+pub fn search_terms(text: &str) -> Vec<String> {
+    let mut terms = query_terms(text);
+    let written_words =
+        text.split(|c: char| !(c.is_alphanumeric() || INNER_PUNCTUATION.contains(&c)));
+    for written in written_words {
+        let parts: Vec<&str> = written
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|part| !part.is_empty())
+            .collect();
+        let joined = parts.concat().to_lowercase();
+        if parts.len() > 1 && joined.len() >= 3 && !terms.contains(&joined) {
+            terms.push(joined);
+        }
+    }
+    terms.truncate(MAX_TERMS);
+    terms
+}
+
 pub fn is_stopword(word: &str) -> bool {
     STOPWORDS.contains(&word)
 }
@@ -52,10 +77,10 @@ pub fn match_all_query(text: &str) -> Option<String> {
 }
 
 /// Turns free text into an FTS5 query that cannot be a syntax error: the
-/// [`query_terms`] of the text, each quoted, joined with OR. `None` when the
+/// [`search_terms`] of the text, each quoted, joined with OR. `None` when the
 /// text has no words at all.
 pub fn match_query(text: &str) -> Option<String> {
-    let terms = query_terms(text);
+    let terms = search_terms(text);
     (!terms.is_empty()).then(|| {
         terms
             .iter()
@@ -87,6 +112,22 @@ mod tests {
         assert_eq!(
             match_query("what is it").as_deref(),
             Some("\"what\" OR \"is\" OR \"it\"")
+        );
+    }
+
+    #[test]
+    fn a_word_written_with_inner_punctuation_is_also_searched_as_one() {
+        assert_eq!(
+            match_query("Is Wi-Fi 6 on IL-6 e.g. U.S.A. wifi").as_deref(),
+            Some(
+                "\"wi\" OR \"fi\" OR \"6\" OR \"il\" OR \"e\" OR \"g\" OR \"u\" OR \"s\" \
+                 OR \"wifi\" OR \"il6\" OR \"usa\""
+            )
+        );
+        // Only a search for any word gets them: all the words are wanted as written.
+        assert_eq!(
+            match_all_query("Wi-Fi").as_deref(),
+            Some("\"wi\" AND \"fi\"")
         );
     }
 

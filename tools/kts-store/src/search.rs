@@ -3,10 +3,11 @@
 use anyhow::Context;
 use rusqlite::{OptionalExtension, params};
 
+use crate::fts::search_terms;
 use crate::lexical::{LexicalIndex, LexicalState};
 use crate::vector_file::VectorFile;
 use crate::write::f32_bytes;
-use crate::{Store, match_query, query_terms, schema};
+use crate::{Store, match_query, schema};
 
 /// Restrictions on what a search may return.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -104,7 +105,7 @@ impl Store {
         filters: &Filters,
     ) -> anyhow::Result<Vec<Scored>> {
         if let (Some(index), _) = self.lexical()? {
-            match index.search(&query_terms(query), k, filters) {
+            match index.search(&search_terms(query), k, filters) {
                 Ok(rows) => return Ok(ranked(rows)),
                 Err(e) => self.lexical_is_damaged(&e),
             }

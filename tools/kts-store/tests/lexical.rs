@@ -416,3 +416,24 @@ fn after_most_documents_are_deleted_bm25_scores_as_a_fresh_index_does() {
         assert_eq!(scores(&updated), scores(&fresh), "{question}");
     }
 }
+
+#[test]
+fn a_hyphenated_question_word_finds_the_word_written_whole_in_both_indexes() {
+    let dir = tempfile::tempdir().unwrap();
+    let scope = dir.path();
+    write(
+        scope,
+        (0..4).map(|n| document(n, "GENERAL", "the office wifi")),
+    );
+    sync(scope);
+    let reader = Store::open_read(scope).unwrap();
+    assert_eq!(reader.lexical_state().unwrap(), LexicalState::Current);
+    let lexical = reader
+        .search_bm25("Wi-Fi", 100, &Filters::default())
+        .unwrap();
+    let fts5 = reader
+        .search_fts5("Wi-Fi", 100, &Filters::default())
+        .unwrap();
+    assert_eq!(lexical.len(), 12, "every chunk says wifi");
+    assert_eq!(rowids(&lexical).len(), rowids(&fts5).len());
+}
