@@ -29,7 +29,7 @@
 # not needed); the summary at the end names it and make exits non-zero. So
 # does a scope with documents that could not be indexed (corrupt files,
 # error records): they count, run after run, until they change and are
-# indexed. OUTCOME=FILE: the run's status goes there instead (0 all done, 1
+# indexed; and so does a folder whose name holds a newline (no scope's may). OUTCOME=FILE: the run's status goes there instead (0 all done, 1
 # a scope failed or documents could not be indexed) and make exits 0 unless
 # it fails itself (pipelines/reindex exits with it).
 # ROOT/.kts-reindex/ (or STATE=DIR) holds scopes.list, results.tsv (one line
@@ -108,6 +108,10 @@ all: $(SCOPES)
 	count() { awk -F'\t' -v r="$$1" '$$1 == r' "$$results" | wc -l; }
 	reindexed=$$(count reindexed) unchanged=$$(count unchanged) failed=$$(count failed)
 	unindexed=$$(awk -F'\t' '$$1 != "failed" && $$5 > 0' "$$results" | wc -l)
+	skipped=0
+	if [[ -z '$(LIST)' ]]; then
+		skipped=$$(cd '$(ROOT_ABS)' && find . -mindepth 1 -maxdepth 1 -xtype d ! -name '.*' -name $$'*\n*' -printf . | wc -c)
+	fi
 	ms=$$(( ($${EPOCHREALTIME/./} - $(START)) / 1000 ))
 	{
 		printf 'reindex %s: %d scopes in %d.%03d s: %d reindexed, %d unchanged, %d failed\n' \
@@ -120,6 +124,10 @@ all: $(SCOPES)
 			"$$results"
 		awk -F'\t' '$$1 == "reindexed" && ++n <= 20 { printf "  reindexed: %s: %s\n", $$3, $$4 }
 			END { if (n > 20) printf "  ... and %d more reindexed (see %s)\n", n - 20, FILENAME }' "$$results"
+		if ((skipped > 0)); then
+			printf '  skipped: %d folder(s) whose name holds a newline, which a scope name may not (rename them)\n' \
+				"$$skipped"
+		fi
 	} | tee '$(STATE)/summary.txt'
 	# The first run builds the root's catalog, which routes questions asked
 	# of the root (kts-query ROOT); kts-index keeps its rows current, and a
@@ -128,7 +136,7 @@ all: $(SCOPES)
 		{ '$(KTS)/kts-catalog' '$(ROOT_ABS)' --if-stale --quiet 2>&1 || true; } | sed 's/^/  /' \
 			| tee -a '$(STATE)/summary.txt'
 	fi
-	status=$$((failed > 0 || unindexed > 0))
+	status=$$((failed > 0 || unindexed > 0 || skipped > 0))
 	if [[ -n '$(OUTCOME)' ]]; then
 		echo "$$status" > '$(OUTCOME)'
 	else
