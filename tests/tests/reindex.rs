@@ -772,7 +772,10 @@ fn a_renamed_scope_folder_has_the_catalog_rebuilt() {
 fn a_folder_whose_name_holds_a_newline_is_named_as_skipped_and_fails_the_run() {
     let root = knowledge_root();
     let root = root.path();
-    write(&root.join("odd\nname/note.md"), "# Odd\n\nNot a scope name.\n");
+    write(
+        &root.join("odd\nname/note.md"),
+        "# Odd\n\nNot a scope name.\n",
+    );
     let run = reindex(root);
     assert!(!run.status.success(), "{}", text(&run.stderr));
     let summary = summary(root);

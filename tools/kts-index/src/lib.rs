@@ -29,7 +29,8 @@ Chunks whose kts.doc/1 never came are
 indexed under a minimal document. Chunks without embeddings are indexed for
 keyword search only, in an index without vectors: an index with vectors
 refuses such a document (it stays as it was; run kts-embed before kts-index,
-or rebuild the scope keyword-only with --reindex). Writes are committed in
+or rebuild the scope keyword-only with --reindex), and a keyword-only index
+holding documents refuses embedded ones (rebuild it with --reindex). Writes are committed in
 batches; a document is always whole or absent, and a killed run leaves the
 last batch committed. With --reindex the whole stream is one transaction:
 readers see the old index until the new one is complete, and a killed

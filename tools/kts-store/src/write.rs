@@ -290,7 +290,7 @@ impl Store {
             self.update_source(doc, chunks)?;
             return Ok(Applied::Unchanged);
         }
-        self.check_model(chunks)?;
+        self.check_model(doc, chunks)?;
         self.conn.execute_batch("SAVEPOINT apply_document")?;
         match self.replace(doc, chunks) {
             Ok(applied) => {
@@ -405,8 +405,10 @@ impl Store {
 
     /// Sets the store's model from the first embedding, or refuses another
     /// one; once the store has vectors, refuses chunks without an embedding
-    /// (a document of them would drop out of vector search).
-    fn check_model(&mut self, chunks: &[ChunkRow]) -> anyhow::Result<()> {
+    /// (a document of them would drop out of vector search), and a store
+    /// holding other documents' chunks without vectors refuses embeddings
+    /// (vector search would see only the new documents).
+    fn check_model(&mut self, doc: &DocumentRow, chunks: &[ChunkRow]) -> anyhow::Result<()> {
         let meta = self.meta()?;
         let Some(chunk) = chunks.iter().find(|c| c.embedding.is_some()) else {
             return self.check_keyword_only(meta.model_id.as_deref(), chunks);
@@ -432,6 +434,7 @@ impl Store {
                 .into());
             }
         } else {
+            self.check_no_keyword_only_documents(doc, &model)?;
             schema::set_meta(&self.conn, "model_id", &model)?;
             schema::set_meta(&self.conn, "dims", &dims.to_string())?;
             if !schema::has_vector_table(&self.conn)? {
@@ -440,6 +443,31 @@ impl Store {
         }
         if let (None, Some(sha256)) = (meta.model_sha256, &sha256) {
             schema::set_meta(&self.conn, "model_sha256", sha256)?;
+        }
+        Ok(())
+    }
+
+    /// The first embeddings of a store: refused while other documents have
+    /// chunks without them.
+    fn check_no_keyword_only_documents(
+        &self,
+        doc: &DocumentRow,
+        model: &str,
+    ) -> anyhow::Result<()> {
+        let others: i64 = self
+            .conn
+            .prepare_cached(
+                "SELECT count(DISTINCT doc_id) FROM chunks JOIN documents USING (doc_id)
+                 WHERE doc_id != ?1 AND path != ?2",
+            )?
+            .query_row(params![doc.doc_id, doc.path], |r| r.get(0))?;
+        if others > 0 {
+            anyhow::bail!(
+                "its chunks have embeddings of model {model}, and the index of {scope} is \
+                 keyword-only ({others} other documents without vectors): re-index the whole \
+                 scope with embeddings to add vectors (kts-index --reindex {scope})",
+                scope = self.scope.display()
+            );
         }
         Ok(())
     }

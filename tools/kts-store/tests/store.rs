@@ -167,7 +167,7 @@ fn another_model_is_refused_with_the_reindex_advice() {
 }
 
 #[test]
-fn chunks_without_embeddings_are_refused_once_the_store_has_vectors() {
+fn embedded_and_keyword_only_documents_never_share_a_store() {
     let dir = tempfile::tempdir().unwrap();
     let mut store = Store::open_writer(dir.path(), LockWait::NoWait).unwrap();
     store.begin().unwrap();
@@ -187,12 +187,19 @@ fn chunks_without_embeddings_are_refused_once_the_store_has_vectors() {
     store
         .apply(&doc("d2", "b.md", "GUIDE"), &bare)
         .expect("a store without vectors takes chunks without embeddings");
+    let embedded = [chunk("c1", 0, "x", Some(unit(1, 8)))];
+    let err = store
+        .apply(&doc("d1", "a.md", "GUIDE"), &embedded)
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("is keyword-only (1 other documents without vectors)"),
+        "{err}"
+    );
+    assert_eq!(store.meta().unwrap().model_id, None, "no model set by it");
     store
-        .apply(
-            &doc("d1", "a.md", "GUIDE"),
-            &[chunk("c1", 0, "x", Some(unit(1, 8)))],
-        )
-        .unwrap();
+        .apply(&doc("d2", "b.md", "GUIDE"), &embedded)
+        .expect("a document replacing the only keyword-only one brings the first vectors");
     let err = store.apply(&doc("d3", "c.md", "GUIDE"), &bare).unwrap_err();
     assert!(
         err.to_string()
@@ -200,7 +207,7 @@ fn chunks_without_embeddings_are_refused_once_the_store_has_vectors() {
         "{err}"
     );
     store.commit().unwrap();
-    assert_eq!(store.counts().unwrap(), (2, 2));
+    assert_eq!(store.counts().unwrap(), (1, 1));
 }
 
 #[test]
