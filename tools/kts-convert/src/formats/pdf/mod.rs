@@ -17,6 +17,7 @@ use serde_json::{Map, Value};
 
 use super::{Context, ConvertError, Converted};
 use crate::ocr::OcrMode;
+use layout::{Line, PageLayout};
 
 pub fn convert(bytes: &[u8], ctx: &mut Context) -> Result<Converted, ConvertError> {
     let mut doc = load(bytes)?;
@@ -54,13 +55,18 @@ pub fn convert(bytes: &[u8], ctx: &mut Context) -> Result<Converted, ConvertErro
 
     let mut glyphs = 0;
     let mut unreadable_pages = 0;
-    let mut page_paragraphs = BTreeMap::new();
+    let mut page_lines = BTreeMap::new();
     for &number in pages.keys() {
         let page = page_text(&doc, number);
         glyphs += page.glyphs;
         unreadable_pages += usize::from(page.failed);
-        page_paragraphs.insert(number, paragraphs(&page.text));
+        page_lines.insert(number, page.lines);
     }
+    headings::mark(&mut page_lines, &outline::entries(&doc, &pages));
+    let mut page_paragraphs: BTreeMap<u32, Vec<String>> = page_lines
+        .iter()
+        .map(|(&number, lines)| (number, line_paragraphs(lines)))
+        .collect();
     let mut warnings = Vec::new();
     let ocr_pages = ocr::read_pages(
         bytes,
@@ -165,11 +171,11 @@ fn password_protected() -> ConvertError {
     )
 }
 
-/// A page's text as pdf-extract lays it out, and how many glyphs it drew
-/// (glyphs without a Unicode mapping come out as nothing).
+/// A page's lines as laid out from pdf-extract's glyphs, and how many glyphs
+/// it drew (glyphs without a Unicode mapping come out as nothing).
 #[derive(Default)]
 struct PageText {
-    text: String,
+    lines: Vec<Line>,
     glyphs: usize,
     /// Neither pdf-extract nor lopdf could read the page.
     failed: bool,
@@ -178,16 +184,11 @@ struct PageText {
 /// The page's text, or nothing if the page breaks pdf-extract.
 fn page_text(doc: &Document, number: u32) -> PageText {
     let result = catch_unwind(AssertUnwindSafe(|| {
-        let mut text = String::new();
-        let mut output = GlyphCounter {
-            inner: pdf_extract::PlainTextOutput::new(&mut text),
-            glyphs: 0,
-        };
-        pdf_extract::output_doc_page(doc, &mut output, number)?;
-        let glyphs = output.glyphs;
+        let mut layout = PageLayout::default();
+        pdf_extract::output_doc_page(doc, &mut layout, number)?;
         Ok::<_, pdf_extract::OutputError>(PageText {
-            text,
-            glyphs,
+            glyphs: layout.glyphs,
+            lines: layout.into_lines(),
             failed: false,
         })
     }));
@@ -199,7 +200,7 @@ fn page_text(doc: &Document, number: u32) -> PageText {
             .and_then(Result::ok)
             .map(|text| PageText {
                 glyphs: text.chars().filter(|c| !c.is_whitespace()).count(),
-                text,
+                lines: text.lines().map(Line::plain).collect(),
                 failed: false,
             })
             .unwrap_or(PageText {
@@ -209,82 +210,59 @@ fn page_text(doc: &Document, number: u32) -> PageText {
     }
 }
 
-/// pdf-extract's plain-text layout, counting the glyphs drawn.
-struct GlyphCounter<'a> {
-    inner: pdf_extract::PlainTextOutput<&'a mut String>,
-    glyphs: usize,
-}
-
-impl pdf_extract::OutputDev for GlyphCounter<'_> {
-    fn begin_page(
-        &mut self,
-        page_num: u32,
-        media_box: &pdf_extract::MediaBox,
-        art_box: Option<(f64, f64, f64, f64)>,
-    ) -> Result<(), pdf_extract::OutputError> {
-        self.inner.begin_page(page_num, media_box, art_box)
-    }
-    fn end_page(&mut self) -> Result<(), pdf_extract::OutputError> {
-        self.inner.end_page()
-    }
-    fn output_character(
-        &mut self,
-        trm: &pdf_extract::Transform,
-        width: f64,
-        spacing: f64,
-        font_size: f64,
-        char: &str,
-    ) -> Result<(), pdf_extract::OutputError> {
-        self.glyphs += 1;
-        self.inner
-            .output_character(trm, width, spacing, font_size, char)
-    }
-    fn begin_word(&mut self) -> Result<(), pdf_extract::OutputError> {
-        self.inner.begin_word()
-    }
-    fn end_word(&mut self) -> Result<(), pdf_extract::OutputError> {
-        self.inner.end_word()
-    }
-    fn end_line(&mut self) -> Result<(), pdf_extract::OutputError> {
-        self.inner.end_line()
-    }
+/// Rebuilds paragraphs from extracted text (see [`line_paragraphs`]).
+pub(crate) fn paragraphs(text: &str) -> Vec<String> {
+    let lines: Vec<Line> = text.lines().map(Line::plain).collect();
+    line_paragraphs(&lines)
 }
 
 /// Rebuilds paragraphs from extracted lines: a blank line ends a paragraph,
-/// wrapped lines are joined (a word hyphenated across lines is rejoined), and
-/// a line that starts a list item starts a new line.
-pub(crate) fn paragraphs(text: &str) -> Vec<String> {
-    let text = expand_ligatures(text);
+/// wrapped lines are joined (a word hyphenated across lines is rejoined), a
+/// line that starts a list item starts a new line, and the lines of a
+/// heading become a Markdown heading of their own.
+fn line_paragraphs(lines: &[Line]) -> Vec<String> {
     let mut paragraphs = Vec::new();
     let mut current = String::new();
-    for line in text
-        .lines()
-        .map(clean_line)
-        .map(|line| logical_order(&line))
-    {
-        if line.is_empty() {
-            push_paragraph(&mut paragraphs, &mut current);
-        } else if current.is_empty() {
-            current.push_str(&line);
-        } else if starts_list_item(&line) {
+    let mut heading = None;
+    for line in lines {
+        let text = logical_order(&clean_line(&expand_ligatures(&line.text)));
+        if text.is_empty() || line.heading != heading {
+            push_paragraph(&mut paragraphs, &mut current, heading);
+            heading = line.heading;
+        }
+        if text.is_empty() {
+            continue;
+        }
+        if current.is_empty() {
+            current.push_str(&text);
+        } else if heading.is_none() && starts_list_item(&text) {
             current.push('\n');
-            current.push_str(&line);
-        } else if let Some(stem) = hyphenated_stem(&current, &line) {
+            current.push_str(&text);
+        } else if let Some(stem) = hyphenated_stem(&current, &text) {
             current.truncate(stem);
-            current.push_str(&line);
+            current.push_str(&text);
         } else {
             current.push(' ');
-            current.push_str(&line);
+            current.push_str(&text);
         }
     }
-    push_paragraph(&mut paragraphs, &mut current);
+    push_paragraph(&mut paragraphs, &mut current, heading);
     paragraphs
 }
 
-fn push_paragraph(paragraphs: &mut Vec<String>, current: &mut String) {
-    if !current.is_empty() {
-        paragraphs.push(std::mem::take(current));
+/// Ends the paragraph being built, as a Markdown heading of `heading`'s
+/// level if it is one; other text that starts with `#` (a table's "# of
+/// items" column) is escaped so as not to read as a heading.
+fn push_paragraph(paragraphs: &mut Vec<String>, current: &mut String, heading: Option<usize>) {
+    if current.is_empty() {
+        return;
     }
+    let text = std::mem::take(current);
+    paragraphs.push(match heading {
+        Some(level) => format!("{} {text}", "#".repeat(level)),
+        None if text.starts_with('#') => format!("\\{text}"),
+        None => text,
+    });
 }
 
 /// Collapses runs of whitespace and drops control characters.
@@ -336,17 +314,18 @@ fn flush_ltr_run(out: &mut String, run: &mut Vec<char>) {
 }
 
 fn starts_list_item(line: &str) -> bool {
-    let mut chars = line.chars();
-    match chars.next() {
-        Some('•' | '◦' | '▪' | '‣' | '–' | '-' | '*' | '·' | '○' | '■' | '□' | '\u{F0B7}') => {
-            true
-        }
-        Some(c) if c.is_ascii_digit() => {
-            let rest = line.trim_start_matches(|c: char| c.is_ascii_digit());
-            (rest.starts_with(". ") || rest.starts_with(") ")) && line.len() - rest.len() <= 3
-        }
-        _ => false,
-    }
+    let digits = line.trim_start_matches(|c: char| c.is_ascii_digit());
+    let numbered = digits.len() < line.len()
+        && line.len() - digits.len() <= 3
+        && (digits.starts_with(". ") || digits.starts_with(") "));
+    numbered || starts_with_bullet(line)
+}
+
+/// A bullet, dash or box, as list items start with.
+pub(super) fn starts_with_bullet(line: &str) -> bool {
+    line.starts_with([
+        '•', '◦', '▪', '‣', '–', '-', '*', '·', '○', '■', '□', '\u{F0B7}',
+    ])
 }
 
 /// If `current` ends with `word-` and `next` continues in lowercase, the byte
@@ -358,7 +337,7 @@ fn hyphenated_stem(current: &str, next: &str) -> Option<usize> {
     (before_hyphen.is_alphabetic() && after.is_lowercase()).then_some(stem.len())
 }
 
-fn expand_ligatures(text: &str) -> String {
+pub(super) fn expand_ligatures(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
@@ -468,6 +447,12 @@ fn pdf_date(raw: &str) -> Option<String> {
 }
 
 mod image_files;
+
+mod layout;
+
+mod headings;
+
+mod outline;
 
 mod ocr;
 
@@ -929,6 +914,197 @@ mod tests {
                 "The quick brown fox jumps over the lazy dog.",
                 "A hyphenated word and fine print\n• first\n• second"
             ]
+        );
+    }
+
+    /// The paragraphs of a one-page PDF whose content is `content`, drawn
+    /// with Helvetica as /F1.
+    fn page_paragraphs(content: &str) -> Vec<String> {
+        let bytes = one_page(content.as_bytes().to_vec(), None, helvetica());
+        let markdown = run(&bytes, &Limits::default()).unwrap().markdown;
+        markdown_paragraphs(&markdown)
+    }
+
+    fn markdown_paragraphs(markdown: &str) -> Vec<String> {
+        markdown
+            .split("\n\n")
+            .map(str::trim)
+            .filter(|p| !p.is_empty() && !p.starts_with("<!--"))
+            .map(str::to_string)
+            .collect()
+    }
+
+    #[test]
+    fn rotated_text_is_a_paragraph_of_its_own() {
+        let paragraphs = page_paragraphs(
+            "BT /F1 12 Tf 72 740 Td (Second line ends with fluffy) Tj ET \
+             BT /F1 12 Tf 0 1 -1 0 300 500 Tm (Rotated label) Tj 90 0 Td (VERTICAL-9) Tj ET \
+             BT /F1 12 Tf 72 726 Td (and the body goes on.) Tj ET",
+        );
+        assert_eq!(
+            paragraphs,
+            [
+                "Second line ends with fluffy",
+                "Rotated label VERTICAL-9",
+                "and the body goes on."
+            ]
+        );
+    }
+
+    #[test]
+    fn text_drawn_back_along_the_line_is_another_word() {
+        let paragraphs = page_paragraphs(
+            "BT /F1 12 Tf 300 700 Td (fluffy) Tj -228 0 Td (Kitten) Tj ET \
+             BT /F1 12 Tf 72 686 Td [(Wa) 120 (ter)] TJ ET",
+        );
+        assert_eq!(paragraphs, ["fluffy Kitten Water"]);
+    }
+
+    /// A PDF with a page per content stream, in Helvetica, whose outline is
+    /// made by `outline` from the document and its page ids.
+    fn pdf_with_outline(
+        contents: &[&str],
+        outline: impl FnOnce(&mut Document, &[ObjectId]) -> Dictionary,
+    ) -> Vec<u8> {
+        let mut doc = Document::with_version("1.5");
+        let pages_id = doc.new_object_id();
+        let font_id = doc.add_object(helvetica());
+        let page_ids: Vec<ObjectId> = contents
+            .iter()
+            .map(|content| {
+                let content_id =
+                    doc.add_object(Stream::new(dictionary! {}, content.as_bytes().to_vec()));
+                doc.add_object(dictionary! {
+                    "Type" => "Page", "Parent" => pages_id, "Contents" => content_id,
+                    "Resources" => dictionary! { "Font" => dictionary! { "F1" => font_id } },
+                })
+            })
+            .collect();
+        doc.objects.insert(
+            pages_id,
+            Object::Dictionary(dictionary! {
+                "Type" => "Pages", "Count" => page_ids.len() as i64,
+                "Kids" => page_ids.iter().map(|&id| id.into()).collect::<Vec<Object>>(),
+                "MediaBox" => vec![0.into(), 0.into(), 612.into(), 792.into()],
+            }),
+        );
+        let mut catalog = outline(&mut doc, &page_ids);
+        catalog.set("Type", "Catalog");
+        catalog.set("Pages", pages_id);
+        let catalog_id = doc.add_object(catalog);
+        doc.trailer.set("Root", catalog_id);
+        let mut bytes = Vec::new();
+        doc.save_to(&mut bytes).unwrap();
+        bytes
+    }
+
+    #[test]
+    fn outline_titles_become_headings_at_their_depth() {
+        let bytes =
+            pdf_with_outline(
+                &[
+                    "BT /F1 20 Tf 72 740 Td (Security) Tj ET \
+                 BT /F1 11 Tf 72 700 Td (Rotate keys every 90 days.) Tj ET \
+                 BT /F1 11 Tf 72 686 Td (Key rotation) Tj ET \
+                 BT /F1 11 Tf 72 672 Td (Key vault VAULT-4.) Tj ET",
+                    "BT /F1 20 Tf 72 740 Td (Price) Tj 0 -22 Td (list) Tj ET \
+                 BT /F1 11 Tf 72 704 Td (Prices exclude VAT.) Tj ET \
+                 BT /F1 20 Tf 72 600 Td (Notice) Tj ET \
+                 BT /F1 11 Tf 72 560 Td (Prices change yearly.) Tj ET",
+                ],
+                |doc, pages| {
+                    let outlines = doc.new_object_id();
+                    let (security, rotation, prices) = (
+                        doc.new_object_id(),
+                        doc.new_object_id(),
+                        doc.new_object_id(),
+                    );
+                    let fit = |page: ObjectId| Object::Array(vec![page.into(), "Fit".into()]);
+                    doc.objects.insert(
+                        security,
+                        Object::Dictionary(dictionary! {
+                            "Title" => Object::string_literal("Security"), "Parent" => outlines,
+                            "Dest" => fit(pages[0]), "First" => rotation, "Next" => prices,
+                        }),
+                    );
+                    doc.objects.insert(rotation, Object::Dictionary(dictionary! {
+                    "Title" => Object::string_literal("Key  rotation"), "Parent" => security,
+                    "Dest" => Object::string_literal("rotation"),
+                }));
+                    // A damaged outline whose last entry leads back to the first.
+                    doc.objects.insert(
+                        prices,
+                        Object::Dictionary(dictionary! {
+                            "Title" => Object::string_literal("Price list"), "Parent" => outlines,
+                            "A" => dictionary! { "S" => "GoTo", "D" => fit(pages[1]) },
+                            "Next" => security,
+                        }),
+                    );
+                    doc.objects.insert(
+                        outlines,
+                        Object::Dictionary(dictionary! {
+                            "Type" => "Outlines", "First" => security, "Last" => prices,
+                        }),
+                    );
+                    let names = vec![Object::string_literal("rotation"), fit(pages[0])];
+                    dictionary! {
+                        "Outlines" => outlines,
+                        "Names" => dictionary! { "Dests" => dictionary! { "Names" => names } },
+                    }
+                },
+            );
+        let markdown = run(&bytes, &Limits::default()).unwrap().markdown;
+        assert_eq!(
+            markdown_paragraphs(&markdown),
+            [
+                "# Security",
+                "Rotate keys every 90 days.",
+                "## Key rotation",
+                "Key vault VAULT-4.",
+                "# Price list",
+                "Prices exclude VAT.",
+                // Not in the outline: not a heading, however large.
+                "Notice",
+                "Prices change yearly."
+            ]
+        );
+    }
+
+    #[test]
+    fn short_lines_larger_than_the_body_text_become_headings_by_size() {
+        let body = |y: i32, text: &str| format!("BT /F1 11 Tf 72 {y} Td ({text}) Tj ET ");
+        let content = [
+            "BT /F1 24 Tf 72 740 Td (Handbook) Tj ET ".to_string(),
+            body(700, "Every team keeps this handbook at hand."),
+            body(686, "It is read once a year by everyone."),
+            "BT /F1 16 Tf 72 660 Td (Price list) Tj ET ".to_string(),
+            body(645, "Prices exclude VAT and change yearly."),
+            "BT /F1 16 Tf 72 600 Td (A pull quote set large runs) Tj 0 -18 Td (over three lines, which) Tj \
+             0 -18 Td (makes it a paragraph.) Tj ET "
+                .to_string(),
+            "BT /F1 16 Tf 72 480 Td (42) Tj ET ".to_string(),
+            body(440, "The end of the handbook."),
+        ]
+        .concat();
+        assert_eq!(
+            page_paragraphs(&content),
+            [
+                "# Handbook",
+                "Every team keeps this handbook at hand. It is read once a year by everyone.",
+                "## Price list",
+                "Prices exclude VAT and change yearly.",
+                "A pull quote set large runs over three lines, which makes it a paragraph.",
+                "42",
+                "The end of the handbook."
+            ]
+        );
+    }
+
+    #[test]
+    fn text_that_starts_with_a_hash_is_not_a_heading() {
+        assert_eq!(
+            paragraphs("# of layers\n\n#hashtag"),
+            ["\\# of layers", "\\#hashtag"]
         );
     }
 
