@@ -3,12 +3,16 @@
 //! The encoding (BOM, else UTF-8, else what `chardetng` judges most likely:
 //! Shift-JIS, Windows-1252, ...) and the delimiter (comma, semicolon, tab or
 //! pipe) are sniffed from the content, not taken from the extension; an
-//! encoding other than UTF-8 is named in the `encoding` property. Quoted
-//! fields may hold delimiters and line breaks; short rows are padded.
+//! encoding other than UTF-8 is named in the `encoding` property. A first
+//! line `sep=;` (as Excel writes it) names the delimiter and is not data.
+//! Leading records of a single field above a wider table (a title, `Report
+//! generated 2024-01-01`) are paragraphs before it, as a spreadsheet's title
+//! rows are. Quoted fields may hold delimiters and line breaks; short rows
+//! are padded.
 
 use kts_record::ErrorCode;
 
-use super::table::markdown_table;
+use super::table::{markdown_table, row_title, table_cell};
 use super::{ConvertError, Converted, text};
 
 const DELIMITERS: [u8; 4] = [b',', b';', b'\t', b'|'];
@@ -30,17 +34,52 @@ pub fn convert(bytes: &[u8]) -> Result<Converted, ConvertError> {
             "binary content (NUL bytes) in a CSV file",
         ));
     }
-    let delimiter = sniff_delimiter(text);
-    let rows = records(text, delimiter)?;
+    let (delimiter, text) = match declared_delimiter(text) {
+        Some(declared) => declared,
+        None => (sniff_delimiter(text), text.as_str()),
+    };
+    let mut rows = records(text, delimiter)?;
+    let titles: Vec<String> = rows
+        .drain(..title_records(&rows))
+        .map(|row| table_cell(row.iter().find(|f| !f.trim().is_empty()).map_or("", |f| f)))
+        .collect();
     let mut properties = serde_json::Map::new();
     decoded.note(&mut properties);
     properties.insert("delimiter".into(), (delimiter as char).to_string().into());
     properties.insert("rows".into(), rows.len().into());
+    let mut markdown: String = titles.iter().map(|t| format!("{t}\n\n")).collect();
+    markdown.push_str(&markdown_table(&rows));
     Ok(Converted {
-        markdown: markdown_table(&rows),
+        markdown,
         title: None,
         properties,
     })
+}
+
+/// The delimiter a first line `sep=X` names, and the text after that line.
+fn declared_delimiter(text: &str) -> Option<(u8, &str)> {
+    let (line, rest) = text.split_once('\n').unwrap_or((text, ""));
+    let line = line.strip_suffix('\r').unwrap_or(line);
+    let line = line
+        .strip_prefix('"')
+        .and_then(|l| l.strip_suffix('"'))
+        .unwrap_or(line);
+    let (key, delimiter) = line.split_at_checked(4)?;
+    match delimiter.as_bytes() {
+        [delimiter] if key.eq_ignore_ascii_case("sep=") => Some((*delimiter, rest)),
+        _ => None,
+    }
+}
+
+/// How many leading records are titles above the table: a single field
+/// (see [`row_title`]), followed by a record of more than one.
+fn title_records(rows: &[Vec<String>]) -> usize {
+    let is_title = |row: &Vec<String>| row_title(row.iter().map(|f| (f.trim(), false))).is_some();
+    let titles = rows.iter().take_while(|row| is_title(row)).count();
+    let wider_below = rows
+        .get(titles)
+        .is_some_and(|row| row.iter().filter(|f| !f.trim().is_empty()).count() > 1);
+    if wider_below { titles } else { 0 }
 }
 
 /// The delimiter that splits the first records into the most consistent
@@ -161,6 +200,22 @@ mod tests {
         assert_eq!(
             markdown(&latin),
             "| Straße | Größe |\n| --- | --- |\n| Café | Thé |\n"
+        );
+    }
+
+    #[test]
+    fn a_sep_line_names_the_delimiter_and_titles_are_paragraphs() {
+        let csv = "sep=;\r\nName;Dept;Phone\r\nAda;Sales;555-0150\r\n";
+        let converted = convert(csv.as_bytes()).unwrap();
+        assert_eq!(
+            converted.markdown,
+            "| Name | Dept | Phone |\n| --- | --- | --- |\n| Ada | Sales | 555-0150 |\n"
+        );
+        assert_eq!(converted.properties["delimiter"], ";");
+        let csv = "Staff list\nReport generated 2024-01-01,,\nName,Dept\nAda,Sales\n";
+        assert_eq!(
+            markdown(csv.as_bytes()),
+            "Staff list\n\nReport generated 2024-01-01\n\n| Name | Dept |\n| --- | --- |\n| Ada | Sales |\n"
         );
     }
 

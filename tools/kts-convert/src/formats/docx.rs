@@ -2,8 +2,10 @@
 //!
 //! The package is vetted by [`Package::open`] first. docx-rs drops a few
 //! things we want, so they are taken from the XML directly: equations (OMML
-//! is rewritten to plain runs before docx-rs sees it), image alt text and
-//! footnote/endnote text.
+//! is rewritten to runs of LaTeX before docx-rs sees it), non-breaking
+//! hyphens, footnote and endnote references, hyperlink fields, image alt
+//! text and footnote/endnote text. Parts docx-rs insists on but a package
+//! may go without (the main part's relationships) are given to it empty.
 
 use std::collections::{HashMap, HashSet};
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -17,10 +19,10 @@ use quick_xml::Reader;
 use quick_xml::events::{BytesText, Event};
 use serde_json::Value;
 
-use super::one_line;
 use super::ooxml::{self, Element, Package, Relationship};
 use super::table;
 use super::{Context, ConvertError, Converted};
+use super::{omml, one_line};
 
 pub fn convert(bytes: &[u8], ctx: &mut Context) -> Result<Converted, ConvertError> {
     let mut package = Package::open(bytes, ctx.limits)?;
@@ -46,7 +48,7 @@ pub fn convert(bytes: &[u8], ctx: &mut Context) -> Result<Converted, ConvertErro
     let (title, properties) = package.core_properties();
     let rels = package.relationships(&main);
     let alt_texts = alt_texts(&document_xml);
-    let notes = note_texts(&mut package, &rels);
+    let notes = notes(&mut package, &rels);
     let comments = comments(&mut package, &rels);
     let numbering = rels
         .iter()
@@ -56,9 +58,10 @@ pub fn convert(bytes: &[u8], ctx: &mut Context) -> Result<Converted, ConvertErro
         .unwrap_or_default();
 
     // docx-rs fails on entity declarations with a message that hides them,
-    // and reads some parts (styles, relationships) until their root element
-    // closes, looping forever when a part ends before it does or has
-    // another root (a workbook's styles, say).
+    // loops forever on some syntax errors (an end tag that is not its start
+    // tag's), and reads some parts (styles, relationships) until their root
+    // element closes, looping forever when a part ends before it does or
+    // has another root (a workbook's styles, say).
     let mut expected_roots: HashMap<String, &str> = rels
         .iter()
         .filter(|r| !r.external)
@@ -71,6 +74,16 @@ pub fn convert(bytes: &[u8], ctx: &mut Context) -> Result<Converted, ConvertErro
         .collect();
     expected_roots.insert(ooxml::relationships_part(""), "Relationships");
     expected_roots.insert(ooxml::relationships_part(&main), "Relationships");
+    let read_by_docx_rs: HashSet<&str> = expected_roots
+        .keys()
+        .map(String::as_str)
+        .chain([main.as_str()])
+        .chain(
+            rels.iter()
+                .filter(|r| !r.external)
+                .map(|r| r.target.as_str()),
+        )
+        .collect();
     for name in package.xml_part_names() {
         let Some(xml) = package.part(&name) else {
             continue;
@@ -79,6 +92,11 @@ pub fn convert(bytes: &[u8], ctx: &mut Context) -> Result<Converted, ConvertErro
         if ooxml::is_cut_short(&xml) {
             return Err(ConvertError::corrupt(format!(
                 "{name} is cut short: the file is damaged"
+            )));
+        }
+        if read_by_docx_rs.contains(name.as_str()) && !ooxml::is_well_formed(&xml) {
+            return Err(ConvertError::corrupt(format!(
+                "{name} is not well-formed XML: the file is damaged"
             )));
         }
         let Some(&expected_root) = expected_roots.get(&name) else {
@@ -91,13 +109,20 @@ pub fn convert(bytes: &[u8], ctx: &mut Context) -> Result<Converted, ConvertErro
             )));
         }
     }
+    let mut replaced = stand_ins(&mut package, &main, &rels);
+    if let Some(xml) = rewrite_document(&document_xml, &notes.numbers) {
+        replaced.push((main.clone(), xml));
+    }
     let rewritten;
-    let docx_bytes = match rewrite_document(&document_xml) {
-        Some(xml) => {
-            rewritten = package.with_part_replaced(&main, &xml)?;
-            rewritten.as_slice()
-        }
-        None => bytes,
+    let docx_bytes = if replaced.is_empty() {
+        bytes
+    } else {
+        let parts: Vec<(&str, &[u8])> = replaced
+            .iter()
+            .map(|(name, xml)| (name.as_str(), xml.as_slice()))
+            .collect();
+        rewritten = package.with_parts_replaced(&parts)?;
+        rewritten.as_slice()
     };
     let docx = parse(docx_bytes)?;
 
@@ -109,9 +134,9 @@ pub fn convert(bytes: &[u8], ctx: &mut Context) -> Result<Converted, ConvertErro
     }
     writer.end();
     let mut markdown = writer.finish();
-    if !notes.is_empty() {
+    if !notes.lines.is_empty() {
         markdown.push_str("\n\n");
-        markdown.push_str(&notes.join("\n\n"));
+        markdown.push_str(&notes.lines.join("\n\n"));
     }
     Ok(Converted {
         markdown: markdown.trim().to_owned() + "\n",
@@ -138,6 +163,38 @@ fn nesting_depth(xml: &[u8]) -> usize {
             _ => {}
         }
     }
+}
+
+const PACKAGE_RELATIONSHIPS: &str = "http://schemas.openxmlformats.org/package/2006/relationships";
+const CONTENT_TYPES: &str = "http://schemas.openxmlformats.org/package/2006/content-types";
+const WORDPROCESSING: &str = "http://schemas.openxmlformats.org/wordprocessingml/2006/main";
+
+/// Empty stand-ins for the parts docx-rs will not read a document without
+/// but the package lacks: the content types, the package's and the main
+/// part's relationships (a part with nothing to relate may have none), and
+/// the styles, numbering and settings parts the relationships name.
+fn stand_ins(package: &mut Package, main: &str, rels: &[Relationship]) -> Vec<(String, Vec<u8>)> {
+    let relationships =
+        format!(r#"<Relationships xmlns="{PACKAGE_RELATIONSHIPS}"></Relationships>"#);
+    let mut wanted = vec![
+        (
+            "[Content_Types].xml".to_owned(),
+            format!(r#"<Types xmlns="{CONTENT_TYPES}"></Types>"#),
+        ),
+        (ooxml::relationships_part(""), relationships.clone()),
+        (ooxml::relationships_part(main), relationships),
+    ];
+    for kind in ["styles", "numbering", "settings", "webSettings"] {
+        if let Some(rel) = rels.iter().find(|r| r.is(kind) && !r.external) {
+            let root = format!(r#"<w:{kind} xmlns:w="{WORDPROCESSING}"></w:{kind}>"#);
+            wanted.push((rel.target.clone(), root));
+        }
+    }
+    wanted
+        .into_iter()
+        .filter(|(name, _)| package.part(name).is_none())
+        .map(|(name, xml)| (name, xml.into_bytes()))
+        .collect()
 }
 
 /// Runs docx-rs, turning its errors (and panics: it has `expect`s on paths it
@@ -236,28 +293,40 @@ impl<'d, 'p, 'c, 'i> Writer<'d, 'p, 'c, 'i> {
     }
 
     /// Removes the markers of [`rewrite_document`] from a text, remembering
-    /// what they anchor.
+    /// the comments and charts they anchor and making hyperlink fields links.
     fn take_markers(&mut self, text: &str) -> String {
-        if !text.contains([COMMENT_OPEN, CHART_OPEN]) {
+        if !text.contains([COMMENT_OPEN, CHART_OPEN, LINK_OPEN, LINK_END]) {
             return text.to_owned();
         }
         let mut out = String::with_capacity(text.len());
+        // A hyperlink field being read: where its text starts, and its URL.
+        let mut link: Option<(usize, String)> = None;
         let mut chars = text.chars();
         while let Some(c) = chars.next() {
             let close = match c {
                 COMMENT_OPEN => COMMENT_CLOSE,
                 CHART_OPEN => CHART_CLOSE,
+                LINK_OPEN => LINK_CLOSE,
+                LINK_END => {
+                    if let Some((start, url)) = link.take()
+                        && let Some(linked) = link_markdown(&out[start..], &url)
+                    {
+                        out.truncate(start);
+                        out.push_str(&linked);
+                    }
+                    continue;
+                }
                 c => {
                     out.push(c);
                     continue;
                 }
             };
-            let id: String = chars.by_ref().take_while(|&x| x != close).collect();
-            self.pending.push(if c == COMMENT_OPEN {
-                Anchored::Comment(id)
-            } else {
-                Anchored::Chart(id)
-            });
+            let value: String = chars.by_ref().take_while(|&x| x != close).collect();
+            match c {
+                COMMENT_OPEN => self.pending.push(Anchored::Comment(value)),
+                CHART_OPEN => self.pending.push(Anchored::Chart(value)),
+                _ => link = Some((out.len(), value)),
+            }
         }
         out
     }
@@ -522,15 +591,9 @@ impl<'d, 'p, 'c, 'i> Writer<'d, 'p, 'c, 'i> {
                 .map(|r| r.target.clone()),
             HyperlinkData::Anchor { .. } => None,
         };
-        match url {
-            Some(url) if !inner.trim().is_empty() && !inner.contains("![") => {
-                text.push_str(&format!(
-                    "[{}]({})",
-                    inner.trim(),
-                    url.replace(' ', "%20").replace(')', "%29")
-                ));
-            }
-            _ => text.push_str(&inner),
+        match url.and_then(|url| link_markdown(&inner, &url)) {
+            Some(linked) => text.push_str(&linked),
+            None => text.push_str(&inner),
         }
     }
 
@@ -553,7 +616,7 @@ impl<'d, 'p, 'c, 'i> Writer<'d, 'p, 'c, 'i> {
                 RunChild::Text(t) => text.push_str(&t.text),
                 RunChild::Tab(_) | RunChild::PTab(_) => text.push(' '),
                 RunChild::Break(_) | RunChild::CarriageReturn(_) => text.push('\n'),
-                RunChild::Sym(sym) => text.push_str(&symbol(&sym.char)),
+                RunChild::Sym(sym) => text.push_str(&symbol(&sym.font, &sym.char)),
                 RunChild::Drawing(d) => match &d.data {
                     Some(DrawingData::Pic(pic)) => {
                         if let Some(link) = self.image(&pic.id) {
@@ -691,6 +754,55 @@ impl<'d, 'p, 'c, 'i> Writer<'d, 'p, 'c, 'i> {
     }
 }
 
+/// `[text](url)`; `None` when the text is empty or holds an image.
+fn link_markdown(text: &str, url: &str) -> Option<String> {
+    let text = text.trim();
+    (!text.is_empty() && !text.contains("!["))
+        .then(|| format!("[{text}]({})", url.replace(' ', "%20").replace(')', "%29")))
+}
+
+/// The URL of a `HYPERLINK` field instruction (`HYPERLINK "https://…" \o
+/// "tip"`); `None` for other fields and for links to a place in the
+/// document (`HYPERLINK \l "bookmark"`).
+fn hyperlink_target(instruction: &str) -> Option<String> {
+    let mut words = field_words(instruction).into_iter();
+    if !words.next()?.eq_ignore_ascii_case("HYPERLINK") {
+        return None;
+    }
+    let mut url = None;
+    while let Some(word) = words.next() {
+        match word.as_str() {
+            // Switches with an argument: a bookmark, a tip, a target frame.
+            "\\l" | "\\o" | "\\t" => {
+                words.next();
+            }
+            switch if switch.starts_with('\\') => {}
+            _ => {
+                url.get_or_insert(word);
+            }
+        }
+    }
+    url.filter(|url| !url.is_empty())
+}
+
+/// A field instruction's words; a quoted word loses its quotes.
+fn field_words(instruction: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut chars = instruction.trim().chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '"' {
+            words.push(chars.by_ref().take_while(|&x| x != '"').collect());
+        } else if !c.is_whitespace() {
+            let mut word = c.to_string();
+            while let Some(next) = chars.next_if(|x| !x.is_whitespace()) {
+                word.push(next);
+            }
+            words.push(word);
+        }
+    }
+    words
+}
+
 fn string_of(v: Value) -> Option<String> {
     match v {
         Value::String(s) => Some(s),
@@ -698,18 +810,112 @@ fn string_of(v: Value) -> Option<String> {
     }
 }
 
-/// The character of a `w:sym`; symbol-font code points (F0xx) have no
-/// Unicode meaning, except the common check boxes.
-fn symbol(hex: &str) -> String {
+/// The character of a `w:sym`. In a symbol font the code names a glyph,
+/// not a Unicode character: the common check boxes, check marks, bullets and
+/// (in Symbol) letters and operators get their Unicode equivalents, other
+/// glyphs a space, so that the words around them stay apart.
+fn symbol(font: &str, hex: &str) -> String {
     let Ok(code) = u32::from_str_radix(hex, 16) else {
-        return String::new();
+        return " ".to_owned();
     };
-    match code {
-        0xF0FE | 0xF078 => CHECKED.to_owned(),
-        0xF0A8 | 0xF06F => UNCHECKED.to_owned(),
-        0xF000..=0xF0FF => String::new(),
-        _ => char::from_u32(code).map(String::from).unwrap_or_default(),
-    }
+    // Symbol fonts are addressed at U+F0xx, or by their byte.
+    let byte = match code {
+        0xF000..=0xF0FF => Some((code - 0xF000) as u8),
+        0..=0xFF => Some(code as u8),
+        _ => None,
+    };
+    let font = font.trim().to_ascii_lowercase();
+    let glyph = match byte {
+        Some(byte) if font == "wingdings" => wingdings(byte).map(str::to_owned),
+        Some(byte) if font == "symbol" => symbol_font(byte),
+        Some(_) if is_symbol_font(&font) => None,
+        Some(byte) if code >= 0xF000 => Some(char::from(byte).to_string()),
+        _ => char::from_u32(code).map(String::from),
+    };
+    glyph
+        .filter(|g| !g.chars().all(char::is_control))
+        .unwrap_or_else(|| " ".to_owned())
+}
+
+fn is_symbol_font(font: &str) -> bool {
+    [
+        "wingdings",
+        "webdings",
+        "symbol",
+        "zapf dingbats",
+        "zapfdingbats",
+        "marlett",
+    ]
+    .iter()
+    .any(|symbols| font.starts_with(symbols))
+}
+
+/// The Unicode for a Wingdings glyph Word documents often hold.
+fn wingdings(byte: u8) -> Option<&'static str> {
+    Some(match byte {
+        0xFE | 0xFD | 0x78 => CHECKED,
+        0xA8 | 0x6F => UNCHECKED,
+        0xFC => "✓",
+        0xFB => "✗",
+        0x9F => "•",
+        0x6C => "●",
+        0x6E => "■",
+        0xA7 => "▪",
+        0x71 => "❑",
+        0x76 => "❖",
+        0xD8 => "➢",
+        0xA1 => "○",
+        0x4A => "☺",
+        0x4C => "☹",
+        _ => return None,
+    })
+}
+
+/// The Unicode for a glyph of the Symbol font: Greek letters where Latin
+/// ones are, operators and bullets above.
+fn symbol_font(byte: u8) -> Option<String> {
+    const LOWER: &str = "αβχδεφγηιϕκλμνοπθρστυϖωξψζ";
+    const UPPER: &str = "ΑΒΧΔΕΦΓΗΙϑΚΛΜΝΟΠΘΡΣΤΥςΩΞΨΖ";
+    let c = match byte {
+        b'a'..=b'z' => LOWER.chars().nth(usize::from(byte - b'a')),
+        b'A'..=b'Z' => UPPER.chars().nth(usize::from(byte - b'A')),
+        0x22 => Some('∀'),
+        0x24 => Some('∃'),
+        0x27 => Some('∋'),
+        0x40 => Some('≅'),
+        0x5E => Some('⊥'),
+        0x7E => Some('∼'),
+        0x20..=0x7F => Some(char::from(byte)),
+        0xA2 => Some('′'),
+        0xA3 => Some('≤'),
+        0xA5 => Some('∞'),
+        0xAC => Some('←'),
+        0xAE => Some('→'),
+        0xB0 => Some('°'),
+        0xB1 => Some('±'),
+        0xB3 => Some('≥'),
+        0xB4 => Some('×'),
+        0xB6 => Some('∂'),
+        0xB7 => Some('•'),
+        0xB8 => Some('÷'),
+        0xB9 => Some('≠'),
+        0xBB => Some('≈'),
+        0xC7 => Some('∩'),
+        0xC8 => Some('∪'),
+        0xCE => Some('∈'),
+        0xD1 => Some('∇'),
+        0xD2 => Some('®'),
+        0xD3 => Some('©'),
+        0xD4 => Some('™'),
+        0xD5 => Some('∏'),
+        0xD6 => Some('√'),
+        0xD7 => Some('⋅'),
+        0xDE => Some('⇒'),
+        0xE5 => Some('∑'),
+        0xF2 => Some('∫'),
+        _ => None,
+    };
+    c.map(String::from)
 }
 
 /// Text of a text event, entity references included.
@@ -760,39 +966,54 @@ fn alt_texts(xml: &[u8]) -> HashMap<String, String> {
     out
 }
 
-/// Footnote and endnote texts, numbered in document order of their ids.
-fn note_texts(package: &mut Package, rels: &[Relationship]) -> Vec<String> {
-    let mut out = Vec::new();
-    for kind in ["footnotes", "endnotes"] {
-        let Some(rel) = rels.iter().find(|r| r.is(kind) && !r.external) else {
+/// Footnotes and endnotes.
+#[derive(Default)]
+struct Notes {
+    /// `[^N]: text`, footnotes then endnotes, in the order of their parts.
+    lines: Vec<String>,
+    /// Each note's number, by `footnote:ID` or `endnote:ID`.
+    numbers: HashMap<String, usize>,
+}
+
+fn notes(package: &mut Package, rels: &[Relationship]) -> Notes {
+    let mut notes = Notes::default();
+    for kind in ["footnote", "endnote"] {
+        let Some(rel) = rels
+            .iter()
+            .find(|r| r.is(&format!("{kind}s")) && !r.external)
+        else {
             continue;
         };
         let Some(xml) = package.part(&rel.target) else {
             continue;
         };
-        for note in notes_of(&xml) {
-            out.push(format!("[^{}]: {}", out.len() + 1, note));
+        for (id, text) in notes_of(&xml) {
+            let number = notes.lines.len() + 1;
+            notes.lines.push(format!("[^{number}]: {text}"));
+            notes.numbers.insert(format!("{kind}:{id}"), number);
         }
     }
-    out
+    notes
 }
 
-/// The text of each real note (separators have a `w:type`).
-fn notes_of(xml: &[u8]) -> Vec<String> {
+/// The id and text of each real note (separators have a `w:type`).
+fn notes_of(xml: &[u8]) -> Vec<(String, String)> {
     let mut reader = Reader::from_reader(xml);
     let mut notes = Vec::new();
-    let mut current: Option<String> = None;
+    let mut current: Option<(String, String)> = None;
     let mut in_text = false;
     loop {
         let event = reader.read_event();
         match &event {
             Ok(Event::Start(e)) => match e.local_name().as_ref() {
                 b"footnote" | b"endnote" => {
-                    current = ooxml::attr(e, b"type").is_none().then(String::new)
+                    current = ooxml::attr(e, b"type")
+                        .is_none()
+                        .then(|| (ooxml::attr(e, b"id").unwrap_or_default(), String::new()))
                 }
                 b"t" => in_text = true,
                 b"p" => {
-                    if let Some(note) = current.as_mut().filter(|n| !n.is_empty()) {
+                    if let Some((_, note)) = current.as_mut().filter(|(_, n)| !n.is_empty()) {
                         note.push(' ');
                     }
                 }
@@ -800,12 +1021,12 @@ fn notes_of(xml: &[u8]) -> Vec<String> {
             },
             Ok(Event::End(e)) => match e.local_name().as_ref() {
                 b"footnote" | b"endnote" => {
-                    if let Some(note) = current
+                    if let Some((id, note)) = current
                         .take()
-                        .map(|n| one_line(&n))
-                        .filter(|n| !n.is_empty())
+                        .map(|(id, n)| (id, one_line(&n)))
+                        .filter(|(_, n)| !n.is_empty())
                     {
-                        notes.push(note);
+                        notes.push((id, note));
                     }
                 }
                 b"t" => in_text = false,
@@ -813,7 +1034,9 @@ fn notes_of(xml: &[u8]) -> Vec<String> {
             },
             Ok(Event::Eof) | Err(_) => break,
             Ok(other) => {
-                if in_text && let (Some(note), Some(text)) = (current.as_mut(), event_text(other)) {
+                if in_text
+                    && let (Some((_, note)), Some(text)) = (current.as_mut(), event_text(other))
+                {
                     note.push_str(&text);
                 }
             }
@@ -1132,29 +1355,45 @@ fn roman(mut n: i64) -> String {
 }
 
 /// Markers [`rewrite_document`] leaves in the text for docx-rs to carry:
-/// a comment reference and a chart, each around its id.
+/// a comment reference and a chart, each around its id, and hyperlink fields.
 const COMMENT_OPEN: char = '\u{E000}';
 const COMMENT_CLOSE: char = '\u{E001}';
 const CHART_OPEN: char = '\u{E002}';
 const CHART_CLOSE: char = '\u{E003}';
+/// A hyperlink field: its URL between these two, then its text, then [`LINK_END`].
+const LINK_OPEN: char = '\u{E004}';
+const LINK_CLOSE: char = '\u{E005}';
+const LINK_END: char = '\u{E006}';
 const CHECKED: &str = "[x]";
 const UNCHECKED: &str = "[ ]";
 
+/// A complex field (`w:fldChar` begin … end) being read.
+#[derive(Default)]
+struct Field {
+    instruction: String,
+    /// Whether it is a hyperlink whose text was marked as one.
+    link: bool,
+}
+
 /// Rewrites the main document for what docx-rs drops: each OMML equation
-/// (`m:oMath`) becomes a plain run holding its text, check boxes (`w14:checkbox`
-/// content controls, legacy `FORMCHECKBOX` fields) become `[x]` / `[ ]`,
-/// and comment references and charts become markers ([`COMMENT_OPEN`],
-/// [`CHART_OPEN`]). `None` when nothing needed rewriting or the XML is bad.
-fn rewrite_document(xml: &[u8]) -> Option<Vec<u8>> {
+/// (`m:oMath`) becomes a run holding its LaTeX, check boxes (`w14:checkbox`
+/// content controls, legacy `FORMCHECKBOX` fields) become `[x]` / `[ ]`, a
+/// non-breaking hyphen becomes `-`, footnote and endnote references `[^N]`
+/// (`notes` numbers them), and comment references, charts and hyperlink
+/// fields become markers ([`COMMENT_OPEN`], [`CHART_OPEN`], [`LINK_OPEN`]).
+/// `None` when nothing needed rewriting or the XML is bad.
+fn rewrite_document(xml: &[u8], notes: &HashMap<String, usize>) -> Option<Vec<u8>> {
     let mut reader = Reader::from_reader(xml);
     let mut writer = quick_xml::Writer::new(Vec::with_capacity(xml.len() + 1024));
     let mut changed = false;
     let mut depth = 0usize;
-    // Equations.
+    // Equations: how deep in one, where it starts, whether it is displayed.
     let mut math_depth = 0usize;
-    let mut math = String::new();
+    let mut math_start = 0usize;
     let mut display = false;
-    let mut in_math_text = false;
+    // Complex fields open, innermost last, and whether in an instruction.
+    let mut fields: Vec<Field> = Vec::new();
+    let mut in_instruction = false;
     // Open `w:r` runs: (depth, texts to add as runs after the run closes).
     let mut runs: Vec<(usize, Vec<String>)> = Vec::new();
     // Content controls: whether each open one is a check box (and checked).
@@ -1168,6 +1407,7 @@ fn rewrite_document(xml: &[u8]) -> Option<Vec<u8>> {
     // Events dropped until the element at this depth ends.
     let mut skip_to: Option<usize> = None;
     loop {
+        let event_start = usize::try_from(reader.buffer_position()).ok()?;
         let event = reader.read_event().ok()?;
         if let Event::Eof = event {
             break;
@@ -1196,11 +1436,12 @@ fn rewrite_document(xml: &[u8]) -> Option<Vec<u8>> {
         let local = local.as_slice();
         let is_math = |name: &[u8]| name == b"oMath" || name == b"oMathPara";
 
-        // Equations: collect their text, write it as one run at the end.
+        // Equations: read whole once they end, written as one run of LaTeX.
         match &event {
             Event::Start(_) if is_math(local) => {
                 if math_depth == 0 {
                     display = local == b"oMathPara";
+                    math_start = event_start;
                 }
                 math_depth += 1;
                 changed = true;
@@ -1209,29 +1450,20 @@ fn rewrite_document(xml: &[u8]) -> Option<Vec<u8>> {
             Event::End(_) if is_math(local) && math_depth > 0 => {
                 math_depth -= 1;
                 if math_depth == 0 {
+                    let end = usize::try_from(reader.buffer_position()).ok()?;
+                    let latex = xml
+                        .get(math_start..end)
+                        .and_then(Element::parse)
+                        .map(|math| omml::latex(&math))
+                        .unwrap_or_default();
                     let delimiter = if display { "$$" } else { "$" };
-                    if !math.trim().is_empty() {
-                        write_text_run(
-                            &mut writer,
-                            &format!(" {delimiter}{}{delimiter} ", math.trim()),
-                        )?;
-                    }
-                    math.clear();
-                }
-                continue;
-            }
-            _ if math_depth > 0 => {
-                match &event {
-                    Event::Start(_) if local == b"t" => in_math_text = true,
-                    Event::End(_) if local == b"t" => in_math_text = false,
-                    _ => {
-                        if in_math_text && let Some(text) = event_text(&event) {
-                            math.push_str(&text);
-                        }
+                    if !latex.is_empty() {
+                        write_text_run(&mut writer, &format!(" {delimiter}{latex}{delimiter} "))?;
                     }
                 }
                 continue;
             }
+            _ if math_depth > 0 => continue,
             _ => {}
         }
 
@@ -1246,6 +1478,62 @@ fn rewrite_document(xml: &[u8]) -> Option<Vec<u8>> {
                     skip_to = Some(here);
                 }
                 continue;
+            }
+            Event::Start(e) | Event::Empty(e)
+                if local == b"footnoteReference" || local == b"endnoteReference" =>
+            {
+                let kind = if local == b"footnoteReference" {
+                    "footnote"
+                } else {
+                    "endnote"
+                };
+                if let Some(number) =
+                    ooxml::attr(e, b"id").and_then(|id| notes.get(&format!("{kind}:{id}")))
+                {
+                    write_text(&mut writer, &format!("[^{number}]"))?;
+                    changed = true;
+                }
+                if matches!(event, Event::Start(_)) {
+                    skip_to = Some(here);
+                }
+                continue;
+            }
+            Event::Start(_) | Event::Empty(_) if local == b"noBreakHyphen" => {
+                write_text(&mut writer, "-")?;
+                changed = true;
+                if matches!(event, Event::Start(_)) {
+                    skip_to = Some(here);
+                }
+                continue;
+            }
+            // Hyperlink fields: `HYPERLINK "url"`, then the text shown.
+            Event::Start(e) | Event::Empty(e) if local == b"fldChar" => {
+                match ooxml::attr(e, b"fldCharType").as_deref() {
+                    Some("begin") => fields.push(Field::default()),
+                    Some("separate") => {
+                        if let Some(field) = fields.last_mut()
+                            && let Some(url) = hyperlink_target(&field.instruction)
+                        {
+                            write_text(&mut writer, &format!("{LINK_OPEN}{url}{LINK_CLOSE}"))?;
+                            field.link = true;
+                            changed = true;
+                        }
+                    }
+                    Some("end") => {
+                        let ended = fields.pop();
+                        if ended.is_some_and(|field| field.link) {
+                            write_text(&mut writer, &LINK_END.to_string())?;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            Event::Start(_) if local == b"instrText" => in_instruction = true,
+            Event::End(_) if local == b"instrText" => in_instruction = false,
+            Event::Text(_) | Event::GeneralRef(_) | Event::CData(_) if in_instruction => {
+                if let (Some(field), Some(text)) = (fields.last_mut(), event_text(&event)) {
+                    field.instruction.push_str(&text);
+                }
             }
             Event::Start(e) | Event::Empty(e) if local == b"chart" => {
                 if let Some(id) = ooxml::attr(e, b"id")
@@ -1504,7 +1792,7 @@ mod tests {
         // would wait for its end forever.
         let unclosed = styles.strip_suffix(b"</w:styles>").unwrap();
         let cut = package
-            .with_part_replaced("word/styles.xml", unclosed)
+            .with_parts_replaced(&[("word/styles.xml", unclosed)])
             .unwrap();
         let error = run(&cut).unwrap_err();
         assert_eq!(error.code, kts_record::ErrorCode::Corrupt);
@@ -1538,7 +1826,9 @@ mod tests {
                 "its main part word/document.xml holds <workbook>, not <document>",
             ),
         ] {
-            let damaged = package.with_part_replaced(part, xml.as_bytes()).unwrap();
+            let damaged = package
+                .with_parts_replaced(&[(part, xml.as_bytes())])
+                .unwrap();
             let error = run(&damaged).unwrap_err();
             assert_eq!(error.code, kts_record::ErrorCode::Corrupt, "{part}");
             assert!(error.message.contains(said), "{error:?}");
@@ -1558,7 +1848,7 @@ mod tests {
             document[prolog_end..].replace(">text<", ">&b;<")
         );
         let declared = package
-            .with_part_replaced("word/document.xml", bomb.as_bytes())
+            .with_parts_replaced(&[("word/document.xml", bomb.as_bytes())])
             .unwrap();
         let error = run(&declared).unwrap_err();
         assert_eq!(error.code, kts_record::ErrorCode::Unsupported);
@@ -1607,8 +1897,139 @@ mod tests {
         let math = r#"<w:p><w:r><w:t xml:space="preserve">Area </w:t></w:r><m:oMath><m:r><m:t>A=πr</m:t></m:r></m:oMath></w:p>"#;
         let out = run(&docx(&format!("{table}{link}{math}"), "")).unwrap();
         let expected = "| Name | Value |\n| --- | --- |\n| a\\|b | 1 |\n| wide | wide |\n\n\
-                        See [the site](https://example.com/)\n\nArea  $A=πr$\n";
+                        See [the site](https://example.com/)\n\nArea  $A=\\pi r$\n";
         assert_eq!(out.markdown, expected);
+    }
+
+    #[test]
+    fn equations_keep_their_structure() {
+        let math = r#"<w:p><w:r><w:t xml:space="preserve">Mileage: </w:t></w:r><m:oMath><m:r><m:t>A=</m:t></m:r><m:f><m:num><m:r><m:t>km</m:t></m:r></m:num><m:den><m:r><m:t>100</m:t></m:r></m:den></m:f></m:oMath></w:p><w:p><m:oMathPara><m:oMath><m:sSup><m:e><m:r><m:t>x</m:t></m:r></m:e><m:sup><m:r><m:t>2</m:t></m:r></m:sup></m:sSup></m:oMath></m:oMathPara></w:p>"#;
+        let out = run(&docx(math, "")).unwrap();
+        assert_eq!(out.markdown, "Mileage:  $A=\\frac{km}{100}$\n\n$$x^{2}$$\n");
+    }
+
+    #[test]
+    fn hyphens_and_symbols_keep_words_apart() {
+        let paragraph = |inner: &str| format!("<w:p><w:r>{inner}</w:r></w:p>");
+        let t = |text: &str| format!(r#"<w:t xml:space="preserve">{text}</w:t>"#);
+        let sym = |font: &str, code: &str| format!(r#"<w:sym w:font="{font}" w:char="{code}"/>"#);
+        let body = [
+            paragraph(&format!("{}<w:noBreakHyphen/>{}", t("ISO"), t("9001"))),
+            paragraph(&format!("{}<w:softHyphen/>{}", t("auto"), t("matic"))),
+            paragraph(&format!("{}{}", t("Done: "), sym("Wingdings", "F0FC"))),
+            paragraph(&format!("{}{}{}", t("2"), sym("Symbol", "F070"), t("r"))),
+            paragraph(&format!(
+                "{}{}{}",
+                t("left"),
+                sym("Webdings", "F021"),
+                t("right")
+            )),
+            paragraph(&format!("{}{}{}", t("x"), sym("Arial", "2013"), t("y"))),
+        ]
+        .concat();
+        let out = run(&docx(&body, "")).unwrap();
+        assert_eq!(
+            out.markdown,
+            "ISO-9001\n\nautomatic\n\nDone: ✓\n\n2πr\n\nleft right\n\nx–y\n"
+        );
+    }
+
+    #[test]
+    fn note_references_stay_where_they_are() {
+        let notes = |kind: &str, texts: &[(&str, &str)]| {
+            let notes: String = texts
+                .iter()
+                .map(|(id, text)| {
+                    format!(r#"<w:{kind} w:id="{id}"><w:p><w:r><w:{kind}Ref/></w:r><w:r><w:t xml:space="preserve"> {text}</w:t></w:r></w:p></w:{kind}>"#)
+                })
+                .collect();
+            format!(
+                r#"<w:{kind}s {W}><w:{kind} w:type="separator" w:id="-1"><w:p><w:r><w:separator/></w:r></w:p></w:{kind}>{notes}</w:{kind}s>"#
+            )
+        };
+        let footnotes = notes("footnote", &[("1", "Abroad: 60."), ("2", "Munich: 130.")]);
+        let endnotes = notes("endnote", &[("1", "Rules of 2024.")]);
+        let rels = format!(
+            r#"<Relationship Id="rId8" Type="{REL}/footnotes" Target="footnotes.xml"/><Relationship Id="rId9" Type="{REL}/endnotes" Target="endnotes.xml"/>"#
+        );
+        let body = r#"<w:p><w:r><w:t>Per diem is 45</w:t></w:r><w:r><w:footnoteReference w:id="1"/></w:r><w:r><w:t xml:space="preserve"> euros.</w:t></w:r></w:p><w:p><w:r><w:t>Hotels</w:t></w:r><w:r><w:footnoteReference w:id="2"/></w:r><w:r><w:t xml:space="preserve"> are capped</w:t></w:r><w:r><w:endnoteReference w:id="1"/></w:r><w:r><w:t>.</w:t></w:r></w:p>"#;
+        let out = run(&docx_with(
+            body,
+            &rels,
+            &[
+                ("word/footnotes.xml", footnotes.as_bytes()),
+                ("word/endnotes.xml", endnotes.as_bytes()),
+            ],
+        ))
+        .unwrap();
+        assert_eq!(
+            out.markdown,
+            "Per diem is 45[^1] euros.\n\nHotels[^2] are capped[^3].\n\n\
+             [^1]: Abroad: 60.\n\n[^2]: Munich: 130.\n\n[^3]: Rules of 2024.\n"
+        );
+    }
+
+    #[test]
+    fn hyperlink_fields_are_links() {
+        let field = |instruction: &str, text: &str| {
+            format!(
+                r#"<w:r><w:fldChar w:fldCharType="begin"/></w:r><w:r><w:instrText xml:space="preserve">{instruction}</w:instrText></w:r><w:r><w:fldChar w:fldCharType="separate"/></w:r><w:r><w:t>{text}</w:t></w:r><w:r><w:fldChar w:fldCharType="end"/></w:r>"#
+            )
+        };
+        let body = format!(
+            r#"<w:p><w:r><w:t xml:space="preserve">See </w:t></w:r>{}<w:r><w:t xml:space="preserve"> and </w:t></w:r>{}<w:r><w:t xml:space="preserve">, page </w:t></w:r>{}</w:p>"#,
+            field(
+                r#" HYPERLINK "https://example.com/a b" \o "tip" "#,
+                "the guide"
+            ),
+            field(r#" HYPERLINK \l "_Toc1" "#, "Scope"),
+            field(" PAGE ", "3"),
+        );
+        let out = run(&docx(&body, "")).unwrap();
+        assert_eq!(
+            out.markdown,
+            "See [the guide](https://example.com/a%20b) and Scope, page 3\n"
+        );
+    }
+
+    #[test]
+    fn a_document_without_relationships_is_read() {
+        let whole = docx(&p("", None, "Minimal text."), "");
+        let limits = Limits::default();
+        let mut package = Package::open(&whole, &limits).unwrap();
+        let names = package.xml_part_names();
+        let kept: Vec<(String, Vec<u8>)> = names
+            .iter()
+            .filter(|name| !name.ends_with(".rels") && !name.starts_with('['))
+            .map(|name| (name.clone(), package.part(name).unwrap()))
+            .collect();
+        let parts: Vec<(&str, &[u8])> = kept
+            .iter()
+            .map(|(name, xml)| (name.as_str(), xml.as_slice()))
+            .collect();
+        let out = run(&build_zip(&parts)).unwrap();
+        assert_eq!(out.markdown, "Minimal text.\n");
+    }
+
+    #[test]
+    fn a_part_that_is_not_xml_is_named() {
+        let whole = docx(&p("", None, "text"), "");
+        let limits = Limits::default();
+        let mut package = Package::open(&whole, &limits).unwrap();
+        let broken = package
+            .with_parts_replaced(&[(
+                "word/numbering.xml",
+                b"<w:numbering><w:num></w:nun></w:numbering>".as_slice(),
+            )])
+            .unwrap();
+        let error = run(&broken).unwrap_err();
+        assert_eq!(error.code, kts_record::ErrorCode::Corrupt);
+        assert!(
+            error
+                .message
+                .contains("word/numbering.xml is not well-formed XML"),
+            "{error:?}"
+        );
     }
 
     #[test]

@@ -16,6 +16,7 @@ mod mail;
 mod number_format;
 mod odf;
 mod ods_parts;
+mod omml;
 mod ooxml;
 mod pdf;
 mod pptx;

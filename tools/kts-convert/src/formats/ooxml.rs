@@ -216,28 +216,35 @@ impl<'a> Package<'a> {
         Some(data)
     }
 
-    /// A copy of the package with one part's content replaced (stored
-    /// uncompressed); the other entries are copied without recompression.
-    pub fn with_part_replaced(
+    /// A copy of the package with these parts' contents replaced, or added
+    /// where the package lacks them (stored uncompressed); the other entries
+    /// are copied without recompression.
+    pub fn with_parts_replaced(
         &mut self,
-        name: &str,
-        content: &[u8],
+        parts: &[(&str, &[u8])],
     ) -> Result<Vec<u8>, ConvertError> {
         let failed = |e: zip::result::ZipError| ConvertError::corrupt(format!("damaged zip: {e}"));
         let mut writer = zip::ZipWriter::new(Cursor::new(Vec::new()));
         let options = zip::write::SimpleFileOptions::default()
             .compression_method(zip::CompressionMethod::Stored);
-        let name = name.trim_start_matches('/');
+        let parts: Vec<(&str, &[u8])> = parts
+            .iter()
+            .map(|(name, content)| (name.trim_start_matches('/'), *content))
+            .collect();
+        let mut written = vec![false; parts.len()];
         for index in 0..self.zip.len() {
             let entry = self.zip.by_index_raw(index).map_err(failed)?;
-            if entry.name() == name {
-                drop(entry);
-                writer.start_file(name, options).map_err(failed)?;
-                std::io::Write::write_all(&mut writer, content)
-                    .map_err(|e| ConvertError::corrupt(e.to_string()))?;
-            } else {
-                writer.raw_copy_file(entry).map_err(failed)?;
+            match parts.iter().position(|(name, _)| *name == entry.name()) {
+                Some(part) => {
+                    drop(entry);
+                    written[part] = true;
+                    write_entry(&mut writer, parts[part], options)?;
+                }
+                None => writer.raw_copy_file(entry).map_err(failed)?,
             }
+        }
+        for (part, _) in parts.iter().zip(&written).filter(|(_, written)| !**written) {
+            write_entry(&mut writer, *part, options)?;
         }
         Ok(writer.finish().map_err(failed)?.into_inner())
     }
@@ -290,6 +297,17 @@ impl<'a> Package<'a> {
         }
         (title, properties)
     }
+}
+
+fn write_entry(
+    writer: &mut zip::ZipWriter<Cursor<Vec<u8>>>,
+    (name, content): (&str, &[u8]),
+    options: zip::write::SimpleFileOptions,
+) -> Result<(), ConvertError> {
+    writer
+        .start_file(name, options)
+        .map_err(|e| ConvertError::corrupt(format!("damaged zip: {e}")))?;
+    std::io::Write::write_all(writer, content).map_err(|e| ConvertError::corrupt(e.to_string()))
 }
 
 /// Whether the bytes are an OLE compound file (legacy Office, or encrypted OOXML).
@@ -894,6 +912,19 @@ pub fn is_cut_short(xml: &[u8]) -> bool {
             Ok(Event::Start(_)) => depth += 1,
             Ok(Event::End(_)) => depth = depth.saturating_sub(1),
             Ok(Event::Eof) => return depth > 0,
+            Err(_) => return false,
+            Ok(_) => {}
+        }
+    }
+}
+
+/// Whether XML reads without a syntax error (an end tag that is not its
+/// start tag's, say); XML cut short is [`is_cut_short`]'s to tell.
+pub fn is_well_formed(xml: &[u8]) -> bool {
+    let mut reader = Reader::from_reader(xml);
+    loop {
+        match reader.read_event() {
+            Ok(Event::Eof) => return true,
             Err(_) => return false,
             Ok(_) => {}
         }

@@ -717,7 +717,7 @@ mod tests {
         let slide = String::from_utf8(package.part("ppt/slides/slide1.xml").unwrap()).unwrap();
         let declared = format!(r#"<!DOCTYPE p:sld [<!ENTITY a "aaaa">]>{slide}"#);
         let bytes = package
-            .with_part_replaced("ppt/slides/slide1.xml", declared.as_bytes())
+            .with_parts_replaced(&[("ppt/slides/slide1.xml", declared.as_bytes())])
             .unwrap();
         let error = run(&bytes).unwrap_err();
         assert_eq!(error.code, kts_record::ErrorCode::Unsupported);

@@ -85,7 +85,11 @@ struct Reader {
     pending: Vec<u8>,
     paragraph: String,
     heading: Option<usize>,
+    /// Whether the paragraph is in a table (`\intbl`, until `\pard`).
     in_table: bool,
+    /// Whether a row is open (`\trowd` to `\row`): its text is in the table
+    /// whether or not its paragraphs say `\intbl`.
+    row_open: bool,
     row: Vec<String>,
     rows: Vec<Vec<String>>,
     blocks: Vec<String>,
@@ -105,6 +109,7 @@ impl Reader {
             paragraph: String::new(),
             heading: None,
             in_table: false,
+            row_open: false,
             row: Vec::new(),
             rows: Vec::new(),
             blocks: Vec::new(),
@@ -113,6 +118,10 @@ impl Reader {
             footnotes: Vec::new(),
             high_surrogate: None,
         }
+    }
+
+    fn is_in_table(&self) -> bool {
+        self.in_table || self.row_open
     }
 
     fn decode_pending(&mut self) -> String {
@@ -131,7 +140,7 @@ impl Reader {
     fn text(&mut self, sink: Sink, text: &str) {
         match sink {
             Sink::Body => {
-                if !self.in_table && !self.rows.is_empty() {
+                if !self.is_in_table() && !text.trim().is_empty() && !self.rows.is_empty() {
                     self.flush_table();
                 }
                 self.paragraph.push_str(text);
@@ -178,7 +187,7 @@ impl Reader {
         if text.is_empty() {
             return;
         }
-        if !self.in_table && !self.rows.is_empty() {
+        if !self.is_in_table() && !self.rows.is_empty() {
             self.flush_table();
         }
         self.blocks.push(match self.heading {
@@ -222,7 +231,7 @@ impl Reader {
             "par" | "sect" | "page" => {
                 self.flush_bytes(sink);
                 match sink {
-                    Sink::Body if self.in_table => self.paragraph.push(' '),
+                    Sink::Body if self.is_in_table() => self.paragraph.push(' '),
                     Sink::Body => self.end_paragraph(),
                     Sink::Footnote => self.footnote.push(' '),
                     _ => {}
@@ -240,6 +249,12 @@ impl Reader {
             "intbl" => {
                 if sink == Sink::Body {
                     self.in_table = true;
+                }
+                None
+            }
+            "trowd" => {
+                if sink == Sink::Body {
+                    self.row_open = true;
                 }
                 None
             }
@@ -263,6 +278,9 @@ impl Reader {
                 self.flush_bytes(sink);
                 if sink == Sink::Body {
                     self.end_row();
+                    if word == "row" {
+                        self.row_open = false;
+                    }
                 }
                 None
             }
@@ -318,6 +336,7 @@ impl Reader {
             _ => self.flush_bytes(sink),
         }
         self.in_table = false;
+        self.row_open = false;
         if !self.row.is_empty() || !self.paragraph.trim().is_empty() && !self.rows.is_empty() {
             self.end_row();
         }
@@ -606,6 +625,21 @@ Caf\'e9 \u8364?5 a day \u-10179?\u-8704? ok.\line Next line\tab end.\par
         assert_eq!(converted.title.as_deref(), Some("Leave policy"));
         assert_eq!(converted.properties["author"], "Ann Lee");
         assert!(converted.properties.get("warnings").is_none());
+    }
+
+    #[test]
+    fn rows_without_intbl_form_one_table() {
+        let rtf = br"{\rtf1\ansi\deff0
+{\pard Parts list:\par}
+\trowd\cellx2000\cellx4000 Part\cell Qty\cell\row
+\trowd\cellx2000\cellx4000 Valve\cell 2\cell\row
+{\trowd\cellx2000\cellx4000 Gasket\cell 5\cell\row}
+{\pard End.\par}
+}";
+        assert_eq!(
+            convert(rtf).unwrap().markdown,
+            "Parts list:\n\n| Part | Qty |\n| --- | --- |\n| Valve | 2 |\n| Gasket | 5 |\n\nEnd.\n"
+        );
     }
 
     #[test]

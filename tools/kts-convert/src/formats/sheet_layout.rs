@@ -1,5 +1,7 @@
 //! A sheet's cells as Markdown: each block of data (cells separated from
-//! others by empty rows or columns) becomes its own table.
+//! others by empty rows or columns) becomes its own table. Blocks side by
+//! side whose tables span the same rows are one table cut by empty spacer
+//! columns, and stay one table without them.
 //!
 //! Only cells that hold something are kept, so an empty row or column never
 //! shows up as a wall of empty pipes. The leading rows of a block that hold
@@ -8,9 +10,9 @@
 //! of cells that merely hold the same value stays a row of the table.
 //! Comments come from the caller (calamine does not read them).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use super::table::{markdown_table, table_cell};
+use super::table::{markdown_table, row_title, table_cell};
 use kts_record::cell_reference;
 
 /// A cell with content, at its (row, column) from 0.
@@ -102,8 +104,9 @@ fn bounds(cells: &[SheetCell]) -> (u32, u32, u32, u32) {
     )
 }
 
-/// Splits cells into blocks no empty row or column crosses, top to bottom,
-/// then left to right.
+/// Splits cells into blocks no empty row or column crosses, but for the
+/// spacer columns of one table (see `split_blocks`), top to bottom, then
+/// left to right.
 fn regions(cells: Vec<SheetCell>) -> Vec<Vec<SheetCell>> {
     let mut done = Vec::new();
     // Each entry: cells, and whether the last split tried was by rows.
@@ -112,9 +115,9 @@ fn regions(cells: Vec<SheetCell>) -> Vec<Vec<SheetCell>> {
         if cells.is_empty() {
             continue;
         }
-        let mut parts = split_at_gaps(cells.clone(), !split_rows_next);
+        let mut parts = split_blocks(cells.clone(), !split_rows_next);
         if parts.len() == 1 {
-            parts = split_at_gaps(cells, split_rows_next);
+            parts = split_blocks(cells, split_rows_next);
             if parts.len() == 1 {
                 done.extend(parts);
                 continue;
@@ -126,6 +129,67 @@ fn regions(cells: Vec<SheetCell>) -> Vec<Vec<SheetCell>> {
         }
     }
     done
+}
+
+/// Splits cells at empty rows (`by_rows`) or columns; column blocks that
+/// are one table with spacer columns between them stay together.
+fn split_blocks(cells: Vec<SheetCell>, by_rows: bool) -> Vec<Vec<SheetCell>> {
+    let parts = split_at_gaps(cells, by_rows);
+    if by_rows {
+        parts
+    } else {
+        join_side_by_side(parts)
+    }
+}
+
+/// Joins each column block to the one before it when their tables span the
+/// same rows, so every row keeps all its cells.
+fn join_side_by_side(parts: Vec<Vec<SheetCell>>) -> Vec<Vec<SheetCell>> {
+    let mut joined: Vec<Vec<SheetCell>> = Vec::new();
+    let mut previous_span = None;
+    for part in parts {
+        let span = table_span(&part);
+        match joined.last_mut() {
+            Some(block) if span.is_some() && span == previous_span => {
+                block.extend(part);
+                block.sort_by_key(|c| (c.row, c.col));
+            }
+            _ => joined.push(part),
+        }
+        previous_span = span;
+    }
+    joined
+}
+
+/// The first and last rows of a block's table (its rows below any title
+/// rows); `None` when the block is titles only.
+fn table_span(cells: &[SheetCell]) -> Option<(u32, u32)> {
+    let rows = rows_of(cells);
+    let table = &rows[title_rows(cells, &rows)..];
+    Some((table.first()?[0].row, table.last()?[0].row))
+}
+
+/// A block's cells row by row, top to bottom.
+fn rows_of(cells: &[SheetCell]) -> Vec<Vec<&SheetCell>> {
+    let mut rows: BTreeMap<u32, Vec<&SheetCell>> = BTreeMap::new();
+    for cell in cells {
+        rows.entry(cell.row).or_default().push(cell);
+    }
+    rows.into_values().collect()
+}
+
+/// How many of a block's leading rows are titles: a single cell, alone or
+/// merged across the block, holding a word. A block of one column has
+/// none, unless it is a single cell.
+fn title_rows(cells: &[SheetCell], rows: &[Vec<&SheetCell>]) -> usize {
+    let (_, _, left, right) = bounds(cells);
+    let wide = right > left;
+    rows.iter()
+        .take_while(|row| {
+            let title = row_title(row.iter().map(|c| (c.text.as_str(), c.merged)));
+            title.is_some() && (wide || rows.len() == 1)
+        })
+        .count()
 }
 
 /// Groups cells into runs of consecutive rows (`by_rows`) or columns that
@@ -166,34 +230,24 @@ fn split_at_gaps(mut cells: Vec<SheetCell>, by_rows: bool) -> Vec<Vec<SheetCell>
     }
 }
 
-/// One block: title rows as paragraphs, then the rest as a table.
+/// One block: title rows as paragraphs, then the rest as a table of the
+/// columns that hold something.
 fn region_markdown(cells: &[SheetCell]) -> Vec<String> {
-    let (_, _, left, right) = bounds(cells);
-    let mut rows: BTreeMap<u32, Vec<&SheetCell>> = BTreeMap::new();
-    for cell in cells {
-        rows.entry(cell.row).or_default().push(cell);
-    }
-    let mut blocks = Vec::new();
-    let mut rows = rows.into_values().peekable();
-    // A block of one column is a table, unless it is a single cell.
-    let wide = right > left;
-    loop {
-        let last = rows.len() == 1;
-        let Some(row) = rows.peek() else { break };
-        let title = row.iter().filter(|c| !c.merged).count() <= 1
-            && row.iter().all(|c| c.text == row[0].text)
-            && row[0].text.chars().any(char::is_alphabetic);
-        if !(title && (wide || last)) {
-            break;
-        }
-        blocks.push(table_cell(&row[0].text));
-        rows.next();
-    }
-    let table: Vec<Vec<String>> = rows
+    let rows = rows_of(cells);
+    let titles = title_rows(cells, &rows);
+    let mut blocks: Vec<String> = rows[..titles]
+        .iter()
+        .map(|row| table_cell(&row[0].text))
+        .collect();
+    let table_rows = &rows[titles..];
+    let columns: BTreeSet<u32> = table_rows.iter().flatten().map(|c| c.col).collect();
+    let position: HashMap<u32, usize> = columns.iter().enumerate().map(|(i, &c)| (c, i)).collect();
+    let table: Vec<Vec<String>> = table_rows
+        .iter()
         .map(|row| {
-            let mut line = vec![String::new(); (right - left + 1) as usize];
+            let mut line = vec![String::new(); columns.len()];
             for cell in row {
-                line[(cell.col - left) as usize] = cell.text.clone();
+                line[position[&cell.col]] = cell.text.clone();
             }
             line
         })
@@ -244,6 +298,28 @@ mod tests {
             sheet_markdown(sheet, &[]),
             "Ducks per year\n\n| Year | Ducks |\n| --- | --- |\n| 2019 | 120 |\n|  | 135 |\n\n\
              | Pond |\n| --- |\n| North |\n\n| Total | 255 |\n| --- | --- |"
+        );
+    }
+
+    #[test]
+    fn a_spacer_column_does_not_split_a_table() {
+        let sheet = cells(&[
+            (0, 0, "Staff"),
+            (1, 0, "Employee"),
+            (1, 1, "Dept"),
+            (1, 3, "Phone"),
+            (1, 4, "Room"),
+            (2, 0, "Ada"),
+            (2, 1, "Sales"),
+            (2, 3, "555-0150"),
+            (2, 4, "R1"),
+            (3, 0, "Bob"),
+            (3, 3, "555-0151"),
+        ]);
+        assert_eq!(
+            sheet_markdown(sheet, &[]),
+            "Staff\n\n| Employee | Dept | Phone | Room |\n| --- | --- | --- | --- |\n\
+             | Ada | Sales | 555-0150 | R1 |\n| Bob |  | 555-0151 |  |"
         );
     }
 

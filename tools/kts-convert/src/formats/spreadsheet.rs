@@ -7,7 +7,8 @@
 //! ods file, as the text the file stores beside the value; other numbers
 //! without binary noise. Merged cells repeat their value into the cells they
 //! cover. What calamine does not read comes from the file itself: xlsx number
-//! formats, cell comments and chart sheets (`xlsx_parts`), xls number formats
+//! formats, cell comments and charts, on chart sheets or after a worksheet's
+//! tables (`xlsx_parts`), xls number formats
 //! (`xls_formats`), the text ods cells show and ods comments (`ods_parts`).
 //!
 //! Memory: an xlsx sheet is streamed cell by cell (its cells' number formats
@@ -154,9 +155,9 @@ fn read_xlsx(bytes: &[u8], limits: &Limits) -> Result<Converted, ConvertError> {
         if workbook.is_full() {
             break;
         }
+        let charts = parts.charts(&mut package, &sheet.name);
         if sheet.typ == SheetType::ChartSheet {
-            let charts = parts.charts(&mut package, &sheet.name);
-            workbook.add_sheet(&sheet.name, chart_sheet(&mut reader, &charts));
+            workbook.add_sheet(&sheet.name, charts_markdown(&mut reader, &charts));
             continue;
         }
         let merges = reader
@@ -187,7 +188,12 @@ fn read_xlsx(bytes: &[u8], limits: &Limits) -> Result<Converted, ConvertError> {
             }
         }
         let comments = parts.comments(&mut package, &sheet.name);
-        workbook.add_sheet(&sheet.name, sheet_body(cells, &merges, &comments));
+        let body = [
+            sheet_body(cells, &merges, &comments),
+            charts_markdown(&mut reader, &charts),
+        ];
+        let body: Vec<String> = body.into_iter().filter(|b| !b.is_empty()).collect();
+        workbook.add_sheet(&sheet.name, body.join("\n\n"));
     }
     Ok(workbook.finish(title, properties))
 }
@@ -245,9 +251,9 @@ fn read_ods(bytes: &[u8], limits: &Limits) -> Result<Converted, ConvertError> {
     Ok(workbook.finish(title, properties))
 }
 
-/// A chart sheet's charts; the data a chart caches no values for is read
-/// from the cells its references name.
-fn chart_sheet<RS: Read + Seek>(reader: &mut Xlsx<RS>, charts: &[Element]) -> String {
+/// A sheet's charts; the data a chart caches no values for is read from the
+/// cells its references name.
+fn charts_markdown<RS: Read + Seek>(reader: &mut Xlsx<RS>, charts: &[Element]) -> String {
     let references: Vec<String> = charts.iter().flat_map(ooxml::uncached_references).collect();
     let values = referenced_values(reader, &references);
     let charts: Vec<String> = charts
@@ -400,17 +406,18 @@ fn number_text(value: f64) -> String {
 }
 
 /// A date as `2024-03-01`, with the time (`2024-03-01 14:30`) when it has one;
-/// a time of day or a duration as `14:30:00`.
+/// a time of day as `14:30` (`14:30:05` with seconds), a duration as `36:00`.
 fn date_text(date: &calamine::ExcelDateTime) -> String {
     let serial = date.as_f64();
     if date.is_duration() {
+        // Hours past 24 are kept (`[h]:mm`); seconds only when there are any,
+        // as for times of day.
         let seconds = (serial * 86_400.0).round() as i64;
-        return format!(
-            "{}:{:02}:{:02}",
-            seconds / 3600,
-            (seconds % 3600) / 60,
-            seconds % 60
-        );
+        let (hours, minutes) = (seconds / 3600, (seconds % 3600) / 60);
+        return match seconds % 60 {
+            0 => format!("{hours}:{minutes:02}"),
+            seconds => format!("{hours}:{minutes:02}:{seconds:02}"),
+        };
     }
     let (year, month, day, hour, minute, second, _) = date.to_ymd_hms_milli();
     let time = if second == 0 {
@@ -557,6 +564,37 @@ mod tests {
                  ## Lost\n\nBar chart: Units chart\n"
             ),
             "{markdown}"
+        );
+    }
+
+    #[test]
+    fn a_chart_on_a_worksheet_follows_its_tables() {
+        let rows = r#"<row r="1"><c r="A1" t="inlineStr"><is><t>Month</t></is></c><c r="B1" t="inlineStr"><is><t>Signups</t></is></c></row><row r="2"><c r="A2" t="inlineStr"><is><t>Jan</t></is></c><c r="B2"><v>5</v></c></row>"#;
+        let chart = r#"<chartSpace xmlns:a="a"><chart><title><tx><rich><a:p><a:r><a:t>Signups trend</a:t></a:r></a:p></rich></tx></title><plotArea><lineChart><ser><tx><strRef><f>Data!$B$1</f></strRef></tx><cat><strRef><f>Data!$A$2</f></strRef></cat><val><numRef><f>Data!$B$2</f></numRef></val></ser></lineChart></plotArea></chart></chartSpace>"#;
+        let link = |kind: &str, target: &str| {
+            format!(
+                r#"<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="{RELS}/{kind}" Target="{target}"/></Relationships>"#
+            )
+        };
+        let (to_drawing, to_chart) = (
+            link("drawing", "../drawings/drawing1.xml"),
+            link("chart", "../charts/chart1.xml"),
+        );
+        let bytes = xlsx_package(&[("Data", rows)], "", &[]);
+        let limits = Limits::default();
+        let with_chart = Package::open(&bytes, &limits)
+            .unwrap()
+            .with_parts_replaced(&[
+                ("xl/worksheets/_rels/sheet1.xml.rels", to_drawing.as_bytes()),
+                ("xl/drawings/drawing1.xml", b"<wsDr/>"),
+                ("xl/drawings/_rels/drawing1.xml.rels", to_chart.as_bytes()),
+                ("xl/charts/chart1.xml", chart.as_bytes()),
+            ])
+            .unwrap();
+        assert_eq!(
+            xlsx_markdown(&with_chart),
+            "## Data\n\n| Month | Signups |\n| --- | --- |\n| Jan | 5 |\n\n\
+             Line chart: Signups trend\n\n|  | Signups |\n| --- | --- |\n| Jan | 5 |\n"
         );
     }
 
@@ -789,8 +827,9 @@ mod tests {
         assert_eq!(date_text(&date(45352.0)), "2024-03-01");
         assert_eq!(date_text(&date(45352.5)), "2024-03-01 12:00");
         assert_eq!(date_text(&date(0.75)), "18:00");
-        let duration = ExcelDateTime::new(1.5, ExcelDateTimeType::TimeDelta, false);
-        assert_eq!(date_text(&duration), "36:00:00");
+        let duration = |v| ExcelDateTime::new(v, ExcelDateTimeType::TimeDelta, false);
+        assert_eq!(date_text(&duration(1.5)), "36:00");
+        assert_eq!(date_text(&duration(1.5 + 30.0 / 86_400.0)), "36:00:30");
     }
 
     #[test]

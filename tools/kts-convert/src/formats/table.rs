@@ -8,6 +8,26 @@ pub fn table_cell(text: &str) -> String {
         .replace('|', "\\|")
 }
 
+/// A row's title, when the row is a title above a table rather than a row
+/// of it: its cells (empty ones left out) hold one text with a letter in it,
+/// once, or repeated into the cells a merged cell covers (`copy` tells which
+/// cells are such repeats).
+pub fn row_title<'a>(cells: impl IntoIterator<Item = (&'a str, bool)>) -> Option<&'a str> {
+    let mut title = None;
+    let mut own_cells = 0;
+    for (text, copy) in cells {
+        if text.is_empty() {
+            continue;
+        }
+        if title.is_some_and(|title| title != text) {
+            return None;
+        }
+        title = Some(text);
+        own_cells += usize::from(!copy);
+    }
+    title.filter(|title| own_cells <= 1 && title.chars().any(char::is_alphabetic))
+}
+
 /// Renders rows as a Markdown table, the first row as the header. Short rows
 /// are padded with empty cells to the width of the longest.
 pub fn markdown_table(rows: &[Vec<String>]) -> String {

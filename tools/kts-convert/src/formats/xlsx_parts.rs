@@ -1,5 +1,5 @@
 //! What calamine does not read from an xlsx package: the number formats of
-//! cells, cell comments and the charts of chart sheets, found through the
+//! cells, cell comments and the charts of sheets, found through the
 //! package's relationships.
 
 use std::collections::HashMap;
@@ -127,7 +127,8 @@ impl SheetParts {
             .collect()
     }
 
-    /// A chart sheet's chart parts, through its drawing.
+    /// A sheet's chart parts, through its drawing: a chart sheet's chart, or
+    /// the charts anchored on a worksheet.
     pub fn charts(&self, package: &mut Package, sheet: &str) -> Vec<Element> {
         let Some(part) = self.parts.get(sheet) else {
             return Vec::new();
