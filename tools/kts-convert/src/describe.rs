@@ -1,7 +1,8 @@
 //! Image descriptions from a command of the user's (`--describe-images CMD`).
 //!
 //! The command gets an image's path as its argument and prints a description
-//! on stdout. It runs once per image: the description is stored beside the
+//! on stdout. It runs once per image (an image file is a document of one
+//! image, itself): the description is stored beside the
 //! image (`images/<sha256>.txt`) and read from there the next time the
 //! document is converted. The description becomes the image's alt text in the
 //! Markdown, so it is chunked, embedded and searched with the text.
@@ -79,10 +80,24 @@ pub fn description_file(image: &Image) -> String {
 /// The metadata key that counts the images a document's Markdown describes.
 pub const DESCRIBED: &str = "described_images";
 
-/// Whether a stored conversion's Markdown describes every one of its images.
+/// Whether a stored conversion's Markdown describes every one of its images
+/// (an image file, its own).
 pub fn all_described(doc: &DocRecord) -> bool {
-    doc.images.is_empty()
-        || doc.metadata.get(DESCRIBED).and_then(|n| n.as_u64()) == Some(doc.images.len() as u64)
+    if doc.images.is_empty() {
+        return !doc.format.is_image();
+    }
+    doc.metadata.get(DESCRIBED).and_then(|n| n.as_u64()) == Some(doc.images.len() as u64)
+}
+
+/// An image file's Markdown (the text OCR read, if any) below a link to the
+/// image itself, which then gets its description as alt text as an image
+/// inside a document does.
+pub fn with_image_file_link(markdown: &str, link: &str) -> String {
+    if markdown.trim().is_empty() {
+        format!("![]({link})\n")
+    } else {
+        format!("![]({link})\n\n{markdown}")
+    }
 }
 
 /// Keeps the descriptions stored in `stored` with their images, without

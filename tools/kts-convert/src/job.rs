@@ -196,11 +196,18 @@ fn try_convert_file(file: &FileRecord, settings: &Settings) -> Result<Vec<Output
             "not a document format kts converts (judged by its content)",
         )
     })?;
+    let mut image_file = ImageSink::default();
+    let image_file_link = (settings.describer.is_some() && format.is_image())
+        .then(|| image_file.add(&bytes, format.as_str()));
     let (mut converted, found, mut images) = convert_guarded(format, bytes, settings)?;
     if converted.markdown.len() as u64 > settings.max_markdown_bytes {
         return Err(too_large(converted.markdown.len() as u64, settings));
     }
     let stored_images = store::documents_dir(&root).join(&doc_id).join("images");
+    if let Some(link) = image_file_link {
+        converted.markdown = describe::with_image_file_link(&converted.markdown, &link);
+        images.extend(image_file.into_images());
+    }
     if let Some(describer) = &settings.describer {
         let stored = settings.use_store.then_some(stored_images.as_path());
         let warnings = describer.describe(&mut images, stored);

@@ -32,8 +32,9 @@ of data as tables; an EPUB's chapters in reading order; a WebVTT
 transcript's cues, one paragraph per speaker turn; an e-mail's subject as
 title, its from/to/cc/date and body), title, doc_type, dates, keywords and
 images. Each attachment of an e-mail that kts reads
-follows as a kts.doc/1 of its own, at FILE#attachment/NAME; each message of a
-mailbox at FILE#message/N. The Markdown, metadata and images are also kept in
+follows as a kts.doc/1 of its own, at FILE#attachment/NAME (a text one
+without a charset read as the file would be, its encoding guessed); each
+message of a mailbox at FILE#message/N. The Markdown, metadata and images are also kept in
 ROOT/.kts/documents/<doc_id>/ (content.md, metadata.json, images/<sha256>.<ext>);
 an unchanged file is served from there without converting it again.
 
@@ -43,8 +44,9 @@ words over a scan) are read with OCR: tesseract reads them, pdftoppm
 (--ocr-timeout). An image larger than --max-megapixels is refused before it
 is decoded. Without those programs, a file that needs OCR
 becomes an ocr-unavailable error record. --describe-images CMD runs CMD IMAGE
-once per image a document holds; what it prints becomes the image's alt text,
-and is kept beside the image (images/<sha256>.txt) for later runs.
+once per image a document holds (an image file holds one: itself, linked
+above its OCR text); what it prints becomes the image's alt text, and is
+kept beside the image (images/<sha256>.txt) for later runs.
 
 A file that cannot be converted (corrupt, encrypted, unsupported, empty, too
 large, referencing local files) becomes a kts.error/1 record; conversion goes on

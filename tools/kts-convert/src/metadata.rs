@@ -24,8 +24,12 @@ pub fn describe(
         title,
         mut properties,
     } = converted;
-    // A workbook's headings and first cells are its sheets' names and data.
-    let titled_by_content = !matches!(format, Format::Xlsx | Format::Xls | Format::Ods);
+    // A workbook's headings and first cells are its sheets' names and data; a
+    // message's are kts's own list of its headers and of its attachments.
+    let titled_by_content = !matches!(
+        format,
+        Format::Xlsx | Format::Xls | Format::Ods | Format::Eml | Format::Msg | Format::Mbox
+    );
     let title = choose_title(title.as_deref(), &markdown, &file.path, titled_by_content);
     let doc_type = classify(&title, &file.path, &markdown);
     properties.insert("source_sha256".into(), file.sha256.clone().into());
@@ -102,8 +106,14 @@ fn choose_title(
     file_name_title(path)
 }
 
-/// `incident_report-2024` for `dir/incident_report-2024.pdf`.
+/// `incident_report-2024` for `dir/incident_report-2024.pdf`; `box message 3`
+/// for `box.mbox#message/3`, the third message of a mailbox.
 fn file_name_title(path: &str) -> String {
+    if let Some((mailbox, number)) = path.rsplit_once("#message/")
+        && !number.contains('/')
+    {
+        return format!("{} message {number}", file_name_title(mailbox));
+    }
     let name = path.rsplit('/').next().unwrap_or(path);
     let stem = name.rsplit_once('.').map_or(name, |(stem, _)| stem);
     collapse_whitespace(&stem.replace(['_', '-'], " "))

@@ -43,9 +43,13 @@ fn calls(dir: &Path) -> usize {
 }
 
 fn convert(root: &Path, flags: &[&str]) -> (Output, Value) {
-    let bytes = std::fs::read(root.join("guide.docx")).unwrap();
+    convert_file(root, "guide.docx", flags)
+}
+
+fn convert_file(root: &Path, path: &str, flags: &[&str]) -> (Output, Value) {
+    let bytes = std::fs::read(root.join(path)).unwrap();
     let record = json!({
-        "schema": "kts.file/1", "path": "guide.docx", "root": root.to_str().unwrap(),
+        "schema": "kts.file/1", "path": path, "root": root.to_str().unwrap(),
         "size": bytes.len(), "mtime": "2026-01-01T00:00:00.000000000Z",
         "sha256": Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect::<String>(),
         "format": "docx", "status": "new",
@@ -101,6 +105,42 @@ fn each_image_is_described_once_and_the_description_is_its_alt_text() {
     let (_, doc) = convert(root, &flags);
     assert!(doc["markdown"].as_str().unwrap().contains(described));
     assert_eq!(calls(tools.path()), 1, "the stored description was lost");
+}
+
+#[test]
+fn an_image_file_is_described_above_the_text_ocr_reads() {
+    let scope = tempfile::tempdir().unwrap();
+    let root = scope.path();
+    let tools = tempfile::tempdir().unwrap();
+    let script = describer(tools.path(), "echo 'A rack of servers'");
+    let photo = tiny_png(64, 48, 5);
+    std::fs::write(root.join("server_room.png"), &photo).unwrap();
+    // A tesseract that finds no text in it.
+    let no_text = ["--tesseract", "true"];
+
+    let (_, doc) = convert_file(root, "server_room.png", &no_text);
+    assert_eq!(doc["markdown"], "", "{doc}");
+    let described = [
+        &no_text[..],
+        &["--describe-images", script.to_str().unwrap()],
+    ]
+    .concat();
+    let (output, doc) = convert_file(root, "server_room.png", &described);
+    assert!(output.status.success(), "{output:?}");
+    let sha256: String = Sha256::digest(&photo)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    assert_eq!(
+        doc["markdown"],
+        format!("![A rack of servers](images/{sha256}.png)\n")
+    );
+    assert_eq!(doc["metadata"]["described_images"], 1);
+    assert_eq!(calls(tools.path()), 1);
+
+    let (_, again) = convert_file(root, "server_room.png", &described);
+    assert_eq!(again["markdown"], doc["markdown"]);
+    assert_eq!(calls(tools.path()), 1, "the image file was described again");
 }
 
 #[test]

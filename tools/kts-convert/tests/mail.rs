@@ -263,6 +263,95 @@ fn a_message_keywords_leave_out_its_list_of_attachments() {
     }
 }
 
+#[test]
+fn a_text_attachment_without_a_charset_is_read_as_the_same_file_on_disk_is() {
+    let shift_jis = encoding_rs::SHIFT_JIS
+        .encode("商品名,価格\nりんご,120\nみかん,80\n")
+        .0
+        .into_owned();
+    let windows_1252 = encoding_rs::WINDOWS_1252
+        .encode("Grüße aus Köln, café crème\n")
+        .0
+        .into_owned();
+    let mail = Email::new("Prices", "a@example.com", "b@example.com")
+        .text("See attached.")
+        .attach("prices.csv", "text/csv", shift_jis.clone())
+        .attach("note.txt", "text/plain", windows_1252.clone())
+        .attach(
+            "declared.txt",
+            "text/plain; charset=iso-8859-2",
+            windows_1252.clone(),
+        )
+        .to_bytes();
+    let (output, records) = convert_files(&[("prices.eml", mail)], &[]);
+    assert!(output.status.success(), "{}", stderr(&output));
+
+    let csv = find(&records, "prices.eml#attachment/prices.csv");
+    assert!(
+        csv["markdown"]
+            .as_str()
+            .unwrap()
+            .contains("| りんご | 120 |"),
+        "{csv}"
+    );
+    assert_eq!(csv["metadata"]["encoding"], "Shift_JIS");
+    assert_eq!(csv["metadata"]["size"], shift_jis.len());
+    let note = find(&records, "prices.eml#attachment/note.txt");
+    assert_eq!(note["markdown"], "Grüße aus Köln, café crème\n");
+    assert_eq!(note["metadata"]["encoding"], "windows-1252");
+    let warnings = note["metadata"]["warnings"].to_string();
+    assert!(warnings.contains("windows-1252"), "{warnings}");
+    // A declared charset wins: in ISO-8859-2 the byte of "è" is "č".
+    let declared = find(&records, "prices.eml#attachment/declared.txt");
+    assert_eq!(declared["markdown"], "Grüße aus Köln, café crčme\n");
+
+    // The list gives each attachment's size as the mail carried it.
+    let listing = records[0]["markdown"].as_str().unwrap();
+    for line in [
+        format!("- prices.csv (text/csv, {} B)", shift_jis.len()),
+        format!("- note.txt (text/plain, {} B)", windows_1252.len()),
+        format!("- declared.txt (text/plain, {} B)", windows_1252.len()),
+    ] {
+        assert!(listing.contains(&line), "{line} not in:\n{listing}");
+    }
+}
+
+#[test]
+fn a_message_without_a_subject_is_titled_by_its_file_name() {
+    let with_attachment = "From: a@example.com\r\nTo: b@example.com\r\n\
+        Date: Mon, 04 Mar 2024 10:00:00 +0000\r\nMIME-Version: 1.0\r\n\
+        Content-Type: multipart/mixed; boundary=\"B\"\r\n\r\n\
+        --B\r\nContent-Type: text/plain\r\n\r\nPlease review the file.\r\n\r\n\
+        --B\r\nContent-Type: text/plain\r\nContent-Disposition: attachment; filename=\"notes.txt\"\r\n\r\n\
+        some notes\r\n--B--\r\n";
+    let reply = "From: a@example.com\r\nTo: b@example.com\r\n\
+        Date: Mon, 04 Mar 2024 10:00:00 +0000\r\n\r\nok thanks, see you then.\r\n";
+    let mailbox = to_mbox(&[reply.as_bytes().to_vec()]);
+    let (output, records) = convert_files(
+        &[
+            ("scan-2024-03-04.eml", with_attachment.as_bytes().to_vec()),
+            ("reply.eml", reply.as_bytes().to_vec()),
+            ("old.mbox", mailbox),
+        ],
+        &[],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let titles: Vec<(&str, &str)> = records
+        .iter()
+        .map(|r| (r["path"].as_str().unwrap(), r["title"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        titles,
+        [
+            ("scan-2024-03-04.eml", "scan 2024 03 04"),
+            ("scan-2024-03-04.eml#attachment/notes.txt", "notes"),
+            ("reply.eml", "reply"),
+            ("old.mbox", "old"),
+            ("old.mbox#message/1", "old message 1"),
+        ]
+    );
+}
+
 /// An Outlook message: property streams in a compound file.
 fn outlook_message(subject: &str, attachment: Option<(&str, &[u8])>) -> Vec<u8> {
     let mut file = cfb::CompoundFile::create(Cursor::new(Vec::new())).unwrap();

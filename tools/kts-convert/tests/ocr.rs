@@ -414,6 +414,37 @@ fn sideways_and_upside_down_scans_are_turned_upright_before_they_are_read() {
     }
 }
 
+#[test]
+fn a_short_text_upside_down_is_turned_upright_before_it_is_read() {
+    require("tesseract");
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let memo = Outline::new("Upside down memo")
+        .paragraph("Fire drill at ten on Friday.")
+        .paragraph("Assembly point Bison.");
+    let pdf = root.join("memo.pdf");
+    std::fs::write(&pdf, render(&memo, Format::Pdf).unwrap()).unwrap();
+    let renders = tempfile::tempdir().unwrap();
+    let (width, height, pixels) = grey_pages(&pdf, renders.path()).remove(0);
+    // The page's top, where the memo is, turned by 180 degrees: its rows
+    // and the pixels in each row in reverse order.
+    let rows = height / 5;
+    let mut turned = pixels[..(width * rows) as usize].to_vec();
+    turned.reverse();
+    std::fs::write(
+        root.join("memo.tiff"),
+        multi_page_tiff(&[(width, rows, turned)]),
+    )
+    .unwrap();
+
+    let (output, records) = convert(root, &["memo.tiff"], &[]);
+    assert!(output.status.success(), "{output:?}");
+    let text = markdown(&records[0]);
+    for words in ["Upside down memo", "Fire drill", "Assembly point"] {
+        assert!(text.contains(words), "{words} not in:\n{text}");
+    }
+}
+
 /// Tesseract's data folder, as `tesseract --list-langs` names it.
 fn tessdata_dir() -> PathBuf {
     let output = Command::new("tesseract")

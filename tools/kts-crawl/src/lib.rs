@@ -27,7 +27,9 @@ when there is no index yet (so before a scope's first index, a crawl that was
 not indexed makes the next --changed-only skip its files: look with --dry-run,
 and index a new scope without --changed-only). Files whose size and mtime match the previous crawl
 (DIR/.kts/manifest.json) are not read again. Hidden files, Office lock files (~$x.docx) and the
-.kts folder are skipped; symbolic links are followed only within DIR. Files of
+.kts folder are skipped, and so, with a warning, is a folder named FILE#attachment
+or FILE#message beside an e-mail FILE (its files would have the paths of the
+documents inside FILE); symbolic links are followed only within DIR. Files of
 other formats are skipped as unsupported: their number is said on stderr, and
 --verbose names each one. A knowledge root (a folder whose sub-folders are
 indexed scopes) is refused, before anything is written: crawl each scope

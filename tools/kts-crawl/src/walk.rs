@@ -5,7 +5,7 @@ use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use kts_cli::Messages;
-use kts_record::detect_format;
+use kts_record::{Format, detect_format};
 use sha2::{Digest, Sha256};
 use walkdir::WalkDir;
 
@@ -62,6 +62,16 @@ pub fn documents<'a>(root: &'a Path, messages: &'a Messages) -> impl Iterator<It
                 ));
                 return false;
             }
+            if entry.file_type().is_dir()
+                && let Some(mail) = mail_whose_parts_it_would_hold(entry.path())
+            {
+                messages.warn(&format!(
+                    "skipped {}/: its files would have the paths of the documents inside \
+                     the e-mail {mail} (its attachments or messages)",
+                    relative(root, entry.path())
+                ));
+                return false;
+            }
             true
         })
         .filter_map(move |entry| {
@@ -110,6 +120,21 @@ pub fn documents<'a>(root: &'a Path, messages: &'a Messages) -> impl Iterator<It
         })
 }
 
+/// The name of the e-mail file beside a folder named after it plus
+/// `#attachment` or `#message`: the paths of the files in such a folder are
+/// those kts-convert gives the documents inside that e-mail, and would
+/// replace them in the index.
+fn mail_whose_parts_it_would_hold(folder: &Path) -> Option<String> {
+    let name = folder.file_name()?.to_str()?;
+    let mail = name
+        .strip_suffix("#attachment")
+        .or_else(|| name.strip_suffix("#message"))?;
+    let path = folder.with_file_name(mail);
+    let size = std::fs::metadata(&path).ok().filter(|m| m.is_file())?.len();
+    let format = sniff_format(&mut File::open(&path).ok()?, size, &path).ok()??;
+    matches!(format, Format::Eml | Format::Msg | Format::Mbox).then(|| mail.to_string())
+}
+
 fn relative(root: &Path, path: &Path) -> String {
     let relative = path.strip_prefix(root).unwrap_or(path);
     relative
@@ -144,17 +169,7 @@ impl Found {
     /// Reads the file: its format and hash. `None` when it is not a document kts handles.
     pub fn describe(&self) -> anyhow::Result<Option<Entry>> {
         let mut file = File::open(&self.full_path)?;
-        let extension = self.full_path.extension().and_then(|e| e.to_str());
-        let mut head = Vec::with_capacity(HEAD_BYTES);
-        (&mut file).take(HEAD_BYTES as u64).read_to_end(&mut head)?;
-        let mut tail = Vec::new();
-        if self.size > HEAD_BYTES as u64 {
-            file.seek(SeekFrom::Start(
-                self.size.saturating_sub(TAIL_BYTES).max(HEAD_BYTES as u64),
-            ))?;
-            file.read_to_end(&mut tail)?;
-        }
-        let Some(format) = detect_format(&head, &tail, extension) else {
+        let Some(format) = sniff_format(&mut file, self.size, &self.full_path)? else {
             return Ok(None);
         };
         file.seek(SeekFrom::Start(0))?;
@@ -166,6 +181,24 @@ impl Found {
             format,
         }))
     }
+}
+
+/// The format of a file of `size` bytes, told by its first and last bytes
+/// (and its extension); `None` when it is not a document kts handles.
+fn sniff_format(file: &mut File, size: u64, path: &Path) -> std::io::Result<Option<Format>> {
+    let extension = path.extension().and_then(|e| e.to_str());
+    let mut head = Vec::with_capacity(HEAD_BYTES);
+    file.by_ref()
+        .take(HEAD_BYTES as u64)
+        .read_to_end(&mut head)?;
+    let mut tail = Vec::new();
+    if size > HEAD_BYTES as u64 {
+        file.seek(SeekFrom::Start(
+            size.saturating_sub(TAIL_BYTES).max(HEAD_BYTES as u64),
+        ))?;
+        file.read_to_end(&mut tail)?;
+    }
+    Ok(detect_format(&head, &tail, extension))
 }
 
 fn hash(file: &File, size: u64) -> anyhow::Result<String> {

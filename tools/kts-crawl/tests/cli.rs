@@ -158,6 +158,45 @@ fn format_comes_from_content_and_junk_is_skipped() {
 }
 
 #[test]
+fn a_folder_named_for_the_parts_of_an_email_beside_it_is_skipped_and_named() {
+    let scope = tempfile::tempdir().unwrap();
+    let mail = b"From: a@example.com\nTo: b@example.com\nSubject: s\n\nbody\n";
+    write(&scope.path().join("mail.eml"), mail);
+    write(&scope.path().join("mail.eml#attachment/x.txt"), b"on disk");
+    write(
+        &scope.path().join("box.mbox"),
+        b"From a@x Mon Jan  1 00:00:00 2024\nSubject: s\n\nhi\n",
+    );
+    write(&scope.path().join("box.mbox#message/1"), b"on disk");
+    // Only beside an e-mail would its paths be those of documents inside one.
+    write(&scope.path().join("notes.txt"), b"plain notes");
+    write(&scope.path().join("notes.txt#attachment/y.txt"), b"kept");
+    write(&scope.path().join("gone.eml#message/z.txt"), b"kept");
+
+    let output = crawl(scope.path(), &[]);
+    assert!(output.status.success(), "{output:?}");
+    let paths: Vec<(String, String)> = statuses(&output);
+    let paths: Vec<&str> = paths.iter().map(|(path, _)| path.as_str()).collect();
+    assert_eq!(
+        paths,
+        [
+            "box.mbox",
+            "gone.eml#message/z.txt",
+            "mail.eml",
+            "notes.txt",
+            "notes.txt#attachment/y.txt"
+        ]
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    for folder in ["mail.eml#attachment/", "box.mbox#message/"] {
+        assert!(
+            stderr.contains(&format!("skipped {folder}: its files would have the paths")),
+            "{folder} not named in: {stderr}"
+        );
+    }
+}
+
+#[test]
 fn images_are_documents_and_skipped_files_are_counted_and_named() {
     let scope = tempfile::tempdir().unwrap();
     write(

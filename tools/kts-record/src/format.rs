@@ -66,6 +66,11 @@ impl Format {
         }
     }
 
+    /// Whether the file is a picture, read with OCR.
+    pub fn is_image(self) -> bool {
+        matches!(self, Self::Png | Self::Jpg | Self::Tiff)
+    }
+
     /// The format an extension names, if kts handles it.
     pub fn from_extension(ext: &str) -> Option<Format> {
         Some(match ext.to_ascii_lowercase().as_str() {
@@ -144,7 +149,9 @@ fn sniff(head: &[u8], zip_names: &[u8]) -> Magic {
         };
     }
     let sample = &head[..head.len().min(8192)];
-    let utf16 = sample.starts_with(&[0xFF, 0xFE]) || sample.starts_with(&[0xFE, 0xFF]);
+    let utf16 = sample.starts_with(&[0xFF, 0xFE])
+        || sample.starts_with(&[0xFE, 0xFF])
+        || utf16_without_bom(sample).is_some();
     if !utf16 && sample.contains(&0) {
         return Magic::Binary;
     }
@@ -157,6 +164,52 @@ fn sniff(head: &[u8], zip_names: &[u8]) -> Magic {
         return Magic::Binary;
     }
     Magic::Text
+}
+
+/// The byte order of UTF-16 text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Utf16 {
+    Le,
+    Be,
+}
+
+/// The byte order of UTF-16 text that has no byte order mark, told by its
+/// first KiB: in text of Latin script nearly every character's high byte is
+/// NUL and its low byte is not. Binary data with as many NULs is told apart
+/// by the characters the pairs make: text has no control characters besides
+/// line breaks, tabs and form feeds.
+pub fn utf16_without_bom(head: &[u8]) -> Option<Utf16> {
+    const SAMPLE_BYTES: usize = 1024;
+    let sample = &head[..head.len().min(SAMPLE_BYTES)];
+    let pairs = sample.len() / 2;
+    if pairs < 2 {
+        return None;
+    }
+    let nuls_at = |offset: usize| {
+        sample
+            .chunks_exact(2)
+            .filter(|pair| pair[offset] == 0)
+            .count()
+    };
+    let (even, odd) = (nuls_at(0), nuls_at(1));
+    let order = if odd * 2 > pairs && even * 10 < pairs {
+        Utf16::Le
+    } else if even * 2 > pairs && odd * 10 < pairs {
+        Utf16::Be
+    } else {
+        return None;
+    };
+    let units = sample.chunks_exact(2).map(|pair| match order {
+        Utf16::Le => u16::from_le_bytes([pair[0], pair[1]]),
+        Utf16::Be => u16::from_be_bytes([pair[0], pair[1]]),
+    });
+    let textual = char::decode_utf16(units)
+        .filter(|c| {
+            c.as_ref()
+                .is_ok_and(|c| !c.is_control() || matches!(c, '\n' | '\r' | '\t' | '\x0c'))
+        })
+        .count();
+    (textual * 20 >= pairs * 19).then_some(order)
 }
 
 /// `__substg1.0_` in UTF-16LE, as a compound file's directory spells the
@@ -220,9 +273,9 @@ pub fn detect_format(head: &[u8], tail: &[u8], extension: Option<&str>) -> Optio
             Some(Format::Msg)
         }
         Magic::Image(image) => Some(image),
-        Magic::Zip(None) | Magic::Compound { .. } | Magic::Binary => by_extension.filter(|&f| {
-            is_office(f) || matches!(f, Format::Msg | Format::Png | Format::Jpg | Format::Tiff)
-        }),
+        Magic::Zip(None) | Magic::Compound { .. } | Magic::Binary => {
+            by_extension.filter(|&f| is_office(f) || f == Format::Msg || f.is_image())
+        }
         Magic::Text => match by_extension {
             // RTF and WebVTT announce themselves: plain text is the only other
             // extension such a file is commonly given.
@@ -384,6 +437,34 @@ mod tests {
             Some(Format::Csv)
         );
         assert_eq!(detect_format(&[0, 1, 2, 3, 0xff], b"", Some("csv")), None);
+    }
+
+    #[test]
+    fn utf16_without_a_byte_order_mark_is_text_and_binary_with_nuls_is_not() {
+        let text = "Name,City\nZoë,Köln\nJosé,São Paulo\n";
+        let le: Vec<u8> = text.encode_utf16().flat_map(u16::to_le_bytes).collect();
+        let be: Vec<u8> = text.encode_utf16().flat_map(u16::to_be_bytes).collect();
+        assert_eq!(utf16_without_bom(&le), Some(Utf16::Le));
+        assert_eq!(utf16_without_bom(&be), Some(Utf16::Be));
+        assert_eq!(detect_format(&le, b"", Some("csv")), Some(Format::Csv));
+        assert_eq!(detect_format(&be, b"", Some("txt")), Some(Format::Txt));
+        assert_eq!(utf16_without_bom(text.as_bytes()), None);
+
+        // 16-bit numbers: every high byte NUL, the low bytes no text.
+        let samples: Vec<u8> = (0..512u16).flat_map(|n| (n % 251).to_le_bytes()).collect();
+        // A record layout: small integers and NUL padding.
+        let records: Vec<u8> = (0..64u32)
+            .flat_map(|n| [n.to_le_bytes(), [b'A' + (n % 26) as u8, 0, 0, 0]].concat())
+            .collect();
+        // UTF-32 text: NUL in every other byte of its even positions too.
+        let utf32: Vec<u8> = text
+            .chars()
+            .flat_map(|c| (c as u32).to_le_bytes())
+            .collect();
+        for binary in [&samples, &records, &utf32] {
+            assert_eq!(utf16_without_bom(binary), None);
+            assert_eq!(detect_format(binary, b"", Some("txt")), None);
+        }
     }
 
     #[test]

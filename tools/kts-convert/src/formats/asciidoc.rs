@@ -1,11 +1,17 @@
 //! AsciiDoc to Markdown, line by line: section titles (`=`), lists (`*`,
 //! `-`, `.`, nested by marker count or indentation), tables (`|===`),
 //! delimited blocks (listings and literals as code, quotes as quotes, the
-//! others unwrapped), admonitions, block titles and images (their
-//! alternative text). Attribute entries, block attributes and comments are
+//! others unwrapped), admonitions (`NOTE:` paragraphs and `[NOTE]` blocks),
+//! block titles and images (their alternative text). Attribute references
+//! (`{name}`) are replaced by the values attribute entries (`:name: value`)
+//! give, the header's first, then the others in order, outside code blocks;
+//! an unknown one stays as it is, an escaped one (`\{name}`) loses its
+//! backslash. Attribute entries, other block attributes and comments are
 //! dropped. `include::` is never followed (kts reads only the file it is
 //! given): each one is named in a warning.
 
+use std::borrow::Cow;
+use std::collections::HashMap;
 use std::sync::LazyLock;
 
 use regex::Regex;
@@ -18,6 +24,7 @@ pub fn convert(bytes: &[u8]) -> Result<Converted, ConvertError> {
     let source = &decoded.text;
     let mut writer = Writer::default();
     let lines: Vec<&str> = source.lines().collect();
+    writer.read_header_attributes(&lines);
     let mut i = 0;
     while i < lines.len() {
         i = writer.line(&lines, i);
@@ -50,6 +57,9 @@ struct Writer {
     after_blank: bool,
     title: Option<String>,
     warnings: Vec<String>,
+    attributes: Attributes,
+    /// The label of a `[NOTE]` (or TIP, ...) block whose text is still to come.
+    admonition: Option<String>,
 }
 
 /// Delimiters of blocks whose content is written as code.
@@ -58,9 +68,22 @@ const CODE_DELIMITERS: [&str; 2] = ["----", "...."];
 const OPEN_DELIMITERS: [&str; 3] = ["====", "****", "--"];
 
 impl Writer {
+    /// The attribute entries of the header (the lines up to the first blank
+    /// one), which hold for the document title above them too.
+    fn read_header_attributes(&mut self, lines: &[&str]) {
+        let header = lines
+            .iter()
+            .skip_while(|line| line.trim().is_empty())
+            .take_while(|line| !line.trim().is_empty());
+        for line in header {
+            self.attributes.entry(line.trim());
+        }
+    }
+
     fn push(&mut self, block: String) {
         self.end_paragraph();
         if !block.trim().is_empty() {
+            self.label_admonition();
             self.blocks.push(block);
         }
     }
@@ -70,19 +93,37 @@ impl Writer {
     fn end_paragraph(&mut self) {
         if !self.list.is_empty() {
             let list = std::mem::take(&mut self.list).join("\n");
+            self.label_admonition();
             self.blocks.push(list);
         }
         if !self.paragraph.is_empty() {
             let text = inline(&self.paragraph.join("\n"));
             self.paragraph.clear();
+            let text = match self.admonition.take() {
+                Some(label) => quoted(&format!("**{label}:** {text}")),
+                None => text,
+            };
             self.blocks.push(text);
+        }
+    }
+
+    /// Writes the label of an admonition block that opens with something
+    /// other than a paragraph, before it.
+    fn label_admonition(&mut self) {
+        if let Some(label) = self.admonition.take() {
+            self.blocks.push(format!("**{label}:**"));
         }
     }
 
     /// Reads the line at `i` (and the lines of the block it opens); returns
     /// the index of the next line to read.
     fn line(&mut self, lines: &[&str], i: usize) -> usize {
-        let line = lines[i];
+        let raw = lines[i].trim();
+        if self.attributes.entry(raw) {
+            return i + 1;
+        }
+        let substituted = self.attributes.substitute(lines[i]);
+        let line = substituted.as_ref();
         let trimmed = line.trim();
         if trimmed.is_empty() {
             // A blank line between list items does not end the list.
@@ -106,7 +147,12 @@ impl Writer {
             ));
             return i + 1;
         }
-        if ATTRIBUTE_ENTRY.is_match(trimmed) || trimmed == "+" || is_block_attribute(trimmed) {
+        if let Some(captures) = ADMONITION_BLOCK.captures(trimmed) {
+            self.end_paragraph();
+            self.admonition = Some(admonition_label(&captures[1]));
+            return i + 1;
+        }
+        if trimmed == "+" || is_block_attribute(trimmed) {
             return i + 1;
         }
         if let Some((level, text)) = section_title(trimmed) {
@@ -119,7 +165,7 @@ impl Writer {
         }
         if trimmed.starts_with("|===") {
             let (body, next) = delimited(lines, i, trimmed);
-            let table = table_markdown(body);
+            let table = table_markdown(&self.attributes.substitute_all(body));
             self.push(table);
             return next;
         }
@@ -130,7 +176,9 @@ impl Writer {
         }
         if trimmed == "____" {
             let (body, next) = delimited(lines, i, trimmed);
-            let quoted: Vec<String> = body
+            let quoted: Vec<String> = self
+                .attributes
+                .substitute_all(body)
                 .iter()
                 .map(|l| format!("> {}", inline(l.trim())))
                 .collect();
@@ -162,8 +210,7 @@ impl Writer {
             return i + 1;
         }
         if let Some(captures) = ADMONITION.captures(trimmed) {
-            let kind = &captures[1];
-            let label = format!("{}{}", &kind[..1], kind[1..].to_lowercase());
+            let label = admonition_label(&captures[1]);
             self.push(format!("> **{label}:** {}", inline(&captures[2])));
             return i + 1;
         }
@@ -201,8 +248,16 @@ impl Writer {
     }
 }
 
+/// `:name: value`, `:name:` (set, empty), `:name!:` and `:!name:` (unset).
 static ATTRIBUTE_ENTRY: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^:!?[\w][\w-]*!?:(\s|$)").expect("static regex"));
+    LazyLock::new(|| Regex::new(r"^:(!)?(\w[\w-]*)(!)?:(?:\s+(.*))?$").expect("static regex"));
+/// `{name}`, or `\{name}`, escaped.
+static ATTRIBUTE_REFERENCE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(\\)?\{(\w[\w-]*)\}").expect("static regex"));
+static ADMONITION_BLOCK: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\[(NOTE|TIP|IMPORTANT|WARNING|CAUTION)(?:[,#.%][^\]]*)?\]$")
+        .expect("static regex")
+});
 static IMAGE: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^image::[^\[]*\[(.*)\]$").expect("static regex"));
 static ADMONITION: LazyLock<Regex> = LazyLock::new(|| {
@@ -212,6 +267,100 @@ static LABELED: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^(.+?)::\s+(.+)$").expect("static regex"));
 static LIST_ITEM: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^(\s*)(\*+|-|\.+|\d+\.)\s+(.*)$").expect("static regex"));
+
+/// Attribute values that AsciiDoc defines itself for characters hard to
+/// type or to write without markup (those that could be read as markup
+/// here, such as `{vbar}`, are left out).
+const BUILT_IN_ATTRIBUTES: [(&str, &str); 18] = [
+    ("empty", ""),
+    ("sp", " "),
+    ("nbsp", "\u{a0}"),
+    ("zwsp", "\u{200b}"),
+    ("wj", "\u{2060}"),
+    ("apos", "'"),
+    ("quot", "\""),
+    ("lsquo", "\u{2018}"),
+    ("rsquo", "\u{2019}"),
+    ("ldquo", "\u{201c}"),
+    ("rdquo", "\u{201d}"),
+    ("deg", "\u{b0}"),
+    ("plus", "+"),
+    ("brvbar", "\u{a6}"),
+    ("amp", "&"),
+    ("lt", "<"),
+    ("gt", ">"),
+    ("cpp", "C++"),
+];
+
+/// The document's attributes by name (names are case-insensitive).
+struct Attributes(HashMap<String, String>);
+
+impl Default for Attributes {
+    fn default() -> Self {
+        Self(
+            BUILT_IN_ATTRIBUTES
+                .iter()
+                .map(|(name, value)| ((*name).to_owned(), (*value).to_owned()))
+                .collect(),
+        )
+    }
+}
+
+impl Attributes {
+    /// Sets or unsets the attribute an entry line names (its value's own
+    /// references replaced); false when the line is no attribute entry.
+    fn entry(&mut self, line: &str) -> bool {
+        let Some(captures) = ATTRIBUTE_ENTRY.captures(line) else {
+            return false;
+        };
+        let name = captures[2].to_lowercase();
+        if captures.get(1).is_some() || captures.get(3).is_some() {
+            self.0.remove(&name);
+        } else {
+            let value = captures.get(4).map_or("", |v| v.as_str().trim());
+            let value = self.substitute(value).into_owned();
+            self.0.insert(name, value);
+        }
+        true
+    }
+
+    /// The text with each reference to a known attribute replaced by its value.
+    fn substitute<'t>(&self, text: &'t str) -> Cow<'t, str> {
+        if !text.contains('{') {
+            return Cow::Borrowed(text);
+        }
+        ATTRIBUTE_REFERENCE.replace_all(text, |c: &regex::Captures| {
+            let name = &c[2];
+            if c.get(1).is_some() {
+                return format!("{{{name}}}");
+            }
+            match self.0.get(&name.to_lowercase()) {
+                Some(value) => value.clone(),
+                None => c[0].to_owned(),
+            }
+        })
+    }
+
+    fn substitute_all(&self, lines: &[&str]) -> Vec<String> {
+        lines
+            .iter()
+            .map(|line| self.substitute(line).into_owned())
+            .collect()
+    }
+}
+
+/// `Note` for `NOTE`.
+fn admonition_label(kind: &str) -> String {
+    format!("{}{}", &kind[..1], kind[1..].to_lowercase())
+}
+
+/// Each line of the text as a Markdown quote.
+fn quoted(text: &str) -> String {
+    text.lines()
+        .map(|line| format!("> {line}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
 
 /// The lines of the block opened at `start` and the index after the line
 /// that closes it (a block never closed runs to the end of the file).
@@ -258,7 +407,7 @@ fn list_item(line: &str) -> Option<String> {
 /// optional specifier such as `2+^.^h`); the first line's cell count is the
 /// number of columns, and the cells fill rows of that width whether they
 /// were written one row a line or one cell a line.
-fn table_markdown(lines: &[&str]) -> String {
+fn table_markdown(lines: &[String]) -> String {
     let mut cells: Vec<String> = Vec::new();
     let mut columns = 0;
     for line in lines {
@@ -371,6 +520,34 @@ mod tests {
         assert_eq!(
             convert(source.as_bytes()).unwrap().title.as_deref(),
             Some("Guide")
+        );
+    }
+
+    #[test]
+    fn attribute_references_take_the_values_defined_before_them() {
+        let source = "= {product} Guide\n:product: Stormbox\n:Version: 4.2\n\n\
+            Welcome to {product} {version}.\n\n== Install {product}\n\n\
+            Keep \\{product} and {unknown}{empty}.\n\n:version: 5.0\n:full: {product} {version}\n\
+            Now {full}.\n\n:version!:\nGone {version}.\n\n\
+            ----\n{product} in code\n----\n\n|===\n|Name |{product}\n|===\n";
+        let converted = convert(source.as_bytes()).unwrap();
+        assert_eq!(converted.title.as_deref(), Some("Stormbox Guide"));
+        assert_eq!(
+            converted.markdown,
+            "# Stormbox Guide\n\nWelcome to Stormbox 4.2.\n\n## Install Stormbox\n\n\
+             Keep {product} and {unknown}.\n\nNow Stormbox 5.0.\n\nGone {version}.\n\n\
+             ```\n{product} in code\n```\n\n| Name | Stormbox |\n| --- | --- |\n"
+        );
+    }
+
+    #[test]
+    fn admonition_blocks_keep_their_label() {
+        let source = "[NOTE]\nKeep a copy\nof the key.\n\n[WARNING]\n====\nDo not share it.\n\n\
+            Ever.\n====\n\n[TIP]\n* one\n* two\n";
+        assert_eq!(
+            markdown(source),
+            "> **Note:** Keep a copy\n> of the key.\n\n> **Warning:** Do not share it.\n\n\
+             Ever.\n\n**Tip:**\n\n- one\n- two\n"
         );
     }
 

@@ -1,7 +1,8 @@
 //! CSV and TSV: one Markdown table, the first record as its header.
 //!
-//! The encoding (BOM, else UTF-8, else what `chardetng` judges most likely:
-//! Shift-JIS, Windows-1252, ...) and the delimiter (comma, semicolon, tab or
+//! The encoding (BOM, else UTF-16 told by its NUL bytes, else UTF-8, else
+//! what `chardetng` judges most likely: Shift-JIS, Windows-1252, ...) and
+//! the delimiter (comma, semicolon, tab or
 //! pipe) are sniffed from the content, not taken from the extension; an
 //! encoding other than UTF-8 is named in the `encoding` property. A first
 //! line `sep=;` (as Excel writes it) names the delimiter and is not data.

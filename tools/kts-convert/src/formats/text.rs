@@ -1,7 +1,7 @@
 //! Markdown and plain text: decoded to UTF-8, line endings normalised.
 
 use encoding_rs::Encoding;
-use kts_record::ErrorCode;
+use kts_record::{ErrorCode, Utf16, utf16_without_bom};
 use serde_json::{Map, Value};
 
 use super::{ConvertError, Converted};
@@ -85,7 +85,8 @@ pub fn decode(bytes: &[u8]) -> Result<Decoded, ConvertError> {
     })
 }
 
-/// Reads bytes as text: UTF-8 or UTF-16 with a BOM; else UTF-8; else, when
+/// Reads bytes as text: UTF-8 or UTF-16 with a BOM; else UTF-16 when every
+/// other byte is NUL (see [`utf16_without_bom`]); else UTF-8; else, when
 /// most of the non-ASCII bytes form UTF-8 characters, UTF-8 with the others
 /// replaced; else the legacy encoding `chardetng` judges most likely
 /// (Windows-1252, Shift-JIS, ...).
@@ -98,6 +99,18 @@ pub fn detect(bytes: &[u8]) -> Decoded {
                 .into_owned(),
             encoding: (encoding != encoding_rs::UTF_8).then_some(encoding),
             guessed: false,
+            replaced: false,
+        };
+    }
+    if let Some(order) = utf16_without_bom(bytes) {
+        let encoding = match order {
+            Utf16::Le => encoding_rs::UTF_16LE,
+            Utf16::Be => encoding_rs::UTF_16BE,
+        };
+        return Decoded {
+            text: encoding.decode_without_bom_handling(bytes).0.into_owned(),
+            encoding: Some(encoding),
+            guessed: true,
             replaced: false,
         };
     }
@@ -180,6 +193,8 @@ mod tests {
         let text = |bytes: &[u8]| decode(bytes).unwrap().text;
         assert_eq!(text(b"\xEF\xBB\xBFhi\r\nthere"), "hi\nthere");
         assert_eq!(text(b"\xFF\xFEh\0i\0"), "hi");
+        assert_eq!(text(b"h\0i\0\n\0"), "hi\n");
+        assert_eq!(text(b"\0h\0i\0\r\0\n"), "hi\n");
         assert_eq!(text(b"caf\xE9"), "caf\u{e9}");
         assert_eq!(decode(b"  \n").unwrap_err().code, ErrorCode::Empty);
     }

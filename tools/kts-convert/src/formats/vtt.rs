@@ -1,5 +1,7 @@
 //! WebVTT subtitles and transcripts.
 //!
+//! The text after `WEBVTT` on the first line (`WEBVTT - Team sync`) is the
+//! title.
 //! Cue text comes in file order: consecutive cues of one speaker (a
 //! `<v Name>` voice tag) form one paragraph that starts with the speaker's
 //! name and the first cue's start time, `**Name** (00:00:11): ...`. Nothing
@@ -98,9 +100,19 @@ pub fn convert(bytes: &[u8]) -> Result<Converted, ConvertError> {
     decoded.note(&mut properties);
     Ok(Converted {
         markdown: paragraphs(&cues),
-        title: None,
+        title: signature.and_then(header_title),
         properties,
     })
+}
+
+/// The text after `WEBVTT` on the first line, without the separator
+/// before it (`- Team sync`).
+fn header_title(after_signature: &str) -> Option<String> {
+    let title = after_signature
+        .trim()
+        .trim_start_matches(['-', '\u{2013}', '\u{2014}', ':'])
+        .trim();
+    (!title.is_empty()).then(|| title.to_owned())
 }
 
 /// The file's blocks: runs of non-blank lines.
@@ -241,6 +253,21 @@ mod tests {
         let converted = convert(source.as_bytes()).unwrap();
         assert_eq!(converted.properties["cues"], 4);
         assert_eq!(converted.properties["speakers"], "Speaker A, Speaker B");
+    }
+
+    #[test]
+    fn the_text_after_the_signature_is_the_title() {
+        let title = |header: &str| {
+            let source = format!("{header}\n\n00:01.000 --> 00:02.000\nHi\n");
+            convert(source.as_bytes()).unwrap().title
+        };
+        assert_eq!(title("WEBVTT - Team sync").as_deref(), Some("Team sync"));
+        assert_eq!(
+            title("WEBVTT\tWeekly review").as_deref(),
+            Some("Weekly review")
+        );
+        assert_eq!(title("WEBVTT"), None);
+        assert_eq!(title("WEBVTT -"), None);
     }
 
     #[test]

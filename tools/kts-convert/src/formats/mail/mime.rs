@@ -3,7 +3,11 @@
 //! there (the headers kts shows are read again from their raw bytes, see
 //! [`RawHeaders`]); this module picks out what a [`Mail`] holds.
 
-use mail_parser::{Address, HeaderName, Message, MessageParser, MimeHeaders, PartType};
+use mail_parser::decoders::charsets::map::charset_decoder;
+use mail_parser::parsers::MessageStream;
+use mail_parser::{
+    Address, Encoding, HeaderName, Message, MessageParser, MessagePart, MimeHeaders, PartType,
+};
 
 use super::headers::RawHeaders;
 use super::{Attachment, Content, Mail, within_nesting};
@@ -67,13 +71,15 @@ fn read(message: &Message, depth: usize) -> Mail {
         {
             continue; // kept as body text above
         }
-        let content = match &part.body {
-            PartType::Message(nested) if within_nesting(depth + 1) => {
-                Content::Message(Box::new(read(nested, depth + 1)))
-            }
-            PartType::Message(_) => Content::TooDeep,
+        let (content, size) = match &part.body {
+            PartType::Message(nested) if within_nesting(depth + 1) => (
+                Content::Message(Box::new(read(nested, depth + 1))),
+                part.len() as u64,
+            ),
+            PartType::Message(_) => (Content::TooDeep, part.len() as u64),
             PartType::Multipart(_) => continue,
-            _ => Content::Bytes(part.contents().to_vec()),
+            PartType::Text(_) | PartType::Html(_) => text_attachment(message, part),
+            _ => (Content::Bytes(part.contents().to_vec()), part.len() as u64),
         };
         mail.attachments.push(Attachment {
             name: part.attachment_name().map(str::to_string),
@@ -81,11 +87,46 @@ fn read(message: &Message, depth: usize) -> Mail {
                 Some(subtype) => format!("{}/{subtype}", ct.ctype()),
                 None => ct.ctype().to_string(),
             }),
-            size: part.len() as u64,
+            size,
             content,
         });
     }
     mail
+}
+
+/// A text attachment and its size as the mail carried it (its transfer
+/// encoding undone). mail-parser reads a text part without a charset it
+/// knows as UTF-8, replacing the bytes of a legacy encoding: such a part
+/// keeps the bytes it was sent as, so that its converter tells their
+/// encoding as it does a file's. A declared charset wins: that part is the
+/// text mail-parser read in it.
+fn text_attachment(message: &Message, part: &MessagePart) -> (Content, u64) {
+    let sent = transfer_decoded(message, part);
+    let size = sent.as_ref().map_or(part.len(), Vec::len) as u64;
+    let declared = part
+        .content_type()
+        .and_then(|ct| ct.attribute("charset"))
+        .and_then(|label| charset_decoder(label.as_bytes()))
+        .is_some();
+    let bytes = match sent {
+        Some(bytes) if !declared => bytes,
+        _ => part.contents().to_vec(),
+    };
+    (Content::Bytes(bytes), size)
+}
+
+/// A part's body bytes, base64 or quoted-printable decoded.
+fn transfer_decoded(message: &Message, part: &MessagePart) -> Option<Vec<u8>> {
+    let raw = message
+        .raw_message
+        .get(part.raw_body_offset() as usize..part.raw_end_offset() as usize)?;
+    let mut stream = MessageStream::new(raw);
+    let (end, bytes) = match part.encoding {
+        Encoding::Base64 => stream.decode_base64_mime(b""),
+        Encoding::QuotedPrintable => stream.decode_quoted_printable_mime(b""),
+        Encoding::None => return Some(raw.to_vec()),
+    };
+    (end != usize::MAX).then(|| bytes.into_owned())
 }
 
 /// `Name <address>` (or the bare address) for each address of a header.

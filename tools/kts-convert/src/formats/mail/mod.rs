@@ -46,7 +46,8 @@ pub struct Attachment {
     /// The name the sender gave, untrusted.
     pub name: Option<String>,
     pub media_type: Option<String>,
-    /// Decoded size in bytes.
+    /// Its size in bytes as the mail carried it: transfer encoding undone,
+    /// no charset read.
     pub size: u64,
     pub content: Content,
 }
@@ -302,7 +303,7 @@ impl<'c, 'a> Parts<'c, 'a> {
             Format::Eml => mime::parse(&bytes, depth + 1),
             Format::Msg => outlook::parse(&bytes, depth + 1),
             Format::Mbox => return render::Outcome::NotRead,
-            _ => return self.document(format, &bytes, anchor),
+            _ => return self.document(format, &bytes, size, anchor),
         };
         match nested {
             Ok(_) if !within_nesting(depth + 1) => self.too_deep(anchor),
@@ -311,9 +312,15 @@ impl<'c, 'a> Parts<'c, 'a> {
         }
     }
 
-    /// An attachment in a format of its own, converted by that format's converter.
-    fn document(&mut self, format: Format, bytes: &[u8], anchor: &str) -> render::Outcome {
-        let size = bytes.len() as u64;
+    /// An attachment in a format of its own, converted by that format's
+    /// converter; `size` is what the mail carried, before any charset was read.
+    fn document(
+        &mut self,
+        format: Format,
+        bytes: &[u8],
+        size: u64,
+        anchor: &str,
+    ) -> render::Outcome {
         let mut images = ImageSink::default();
         let converted = super::convert(
             format,
