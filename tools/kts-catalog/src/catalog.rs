@@ -263,6 +263,15 @@ impl Catalog {
         Ok(true)
     }
 
+    /// A number that changes whenever another connection commits to the
+    /// catalog (SQLite's `PRAGMA data_version`): a reader kept open tells by
+    /// it that the catalog was updated or rebuilt since it read it.
+    pub fn data_version(&self) -> anyhow::Result<i64> {
+        Ok(self
+            .conn
+            .query_row("PRAGMA data_version", [], |r| r.get(0))?)
+    }
+
     /// Every row, in folder name order.
     pub fn scopes(&self) -> anyhow::Result<Vec<CatalogRow>> {
         let mut statement = self

@@ -82,7 +82,6 @@ impl CrossEncoder {
             let settings = SessionSettings {
                 threads: self.threads,
                 spinning: false,
-                prepare: true,
             };
             self.session = Some(open_session(&self.manifest, settings)?);
         }

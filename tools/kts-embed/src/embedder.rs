@@ -66,12 +66,9 @@ impl Embedder {
 
     /// Loads model `id` for a process that embeds one question and exits:
     /// the tokenizer is read while ONNX Runtime loads the model, side by
-    /// side; the model is not optimised (loading the int8-weight model is
-    /// about 4× faster so, 47 against 208 ms, each run slower, 25 against
-    /// 4 ms for a short query, and the vectors the same to cosine 0.99999)
-    /// and its weights are not packed for its kernels (a one-question
-    /// kts-query about 7% quicker); and its threads do not spin (see
-    /// [`Embedder::without_spinning`]).
+    /// side, and its threads do not spin (see [`Embedder::without_spinning`]).
+    /// The model is prepared as for many runs, though loading it unprepared
+    /// would be quicker: the vectors would differ (see `open_session`).
     pub fn load_for_one_question(
         models_dir: &Path,
         id: &str,
@@ -83,7 +80,6 @@ impl Embedder {
         let settings = SessionSettings {
             threads,
             spinning: false,
-            prepare: false,
         };
         let (tokenizer, session) = std::thread::scope(|s| {
             let tokenizer = s.spawn(|| load_tokenizer(&manifest));
@@ -124,7 +120,6 @@ impl Embedder {
             SessionSettings {
                 threads: self.threads,
                 spinning: self.spinning,
-                prepare: true,
             },
         )?;
         self.session = Some(session);

@@ -9,7 +9,6 @@ use std::sync::Mutex;
 
 use anyhow::{Context, anyhow, bail};
 use ort::environment::Environment;
-use ort::session::builder::GraphOptimizationLevel;
 use ort::session::{Session, SessionInputValue};
 use ort::value::Tensor;
 use tokenizers::{Encoding, Tokenizer, TruncationParams};
@@ -44,13 +43,14 @@ pub struct SessionSettings {
     pub threads: usize,
     /// Whether the threads spin, waiting for the next run, once a run ends.
     pub spinning: bool,
-    /// Whether ONNX Runtime prepares the model for many runs when loading
-    /// it: optimises the graph and packs the weights the way its kernels read
-    /// them. A process that runs the model once is quicker without.
-    pub prepare: bool,
 }
 
 /// Loads the manifest's ONNX model, checking it has the tensors the manifest names.
+/// Every session is prepared alike (the graph optimised, the weights packed
+/// the way the kernels read them), whatever it is for: both change the
+/// arithmetic (an unoptimised graph moves a query's cosines by up to 0.004),
+/// and a question must get one vector, in a one-question kts-query as in
+/// kts-query --batch or kts-mcp, and the vector its text gets as a chunk.
 pub fn open_session(manifest: &Manifest, settings: SessionSettings) -> anyhow::Result<Session> {
     let model_path = manifest.file(&manifest.model)?;
     let environment = environment(&manifest.models_dir)?;
@@ -63,10 +63,6 @@ pub fn open_session(manifest: &Manifest, settings: SessionSettings) -> anyhow::R
     builder = ort_err(builder.with_disabled_optimizers("SkipLayerNormFusion"))?;
     if !settings.spinning {
         builder = ort_err(builder.with_intra_op_spinning(false))?;
-    }
-    if !settings.prepare {
-        builder = ort_err(builder.with_optimization_level(GraphOptimizationLevel::Disable))?;
-        builder = ort_err(builder.with_config_entry("session.disable_prepacking", "1"))?;
     }
     let session = ort_err(builder.commit_from_file(&model_path))
         .with_context(|| format!("loading {}", model_path.display()))?;

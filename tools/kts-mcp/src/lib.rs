@@ -6,9 +6,12 @@
 mod arguments;
 mod early_messages;
 mod http;
+mod jsonrpc;
 mod prompts;
 mod resources;
 mod server;
+mod stdio;
+mod stop;
 mod tools;
 
 use std::net::SocketAddr;
@@ -21,23 +24,30 @@ use kts_cli::{Exit, Messages};
 use kts_query::{Knowledge, ModelChoice};
 
 use server::State;
+use stop::Stop;
+
+/// Longest `--timeout`: a request is a search, not a batch job.
+const MAX_TIMEOUT_SECS: u64 = 86_400;
 
 const ABOUT: &str = "Serve a scope or a knowledge root to agents and editors over MCP";
 
 const AFTER_HELP: &str = "\
 Serves DIR (a scope, or a knowledge root whose sub-folders are scopes) over
 the Model Context Protocol: on stdin/stdout by default, or with --http
-ADDR:PORT over the streamable HTTP transport at /mcp. It only reads: kts-index
-may run beside it, and each scope is reopened when its index changes.
+ADDR:PORT (ADDR an IP address or a host name) over the streamable HTTP
+transport at /mcp. It only reads: kts-index may run beside it, each scope is
+reopened when its index changes, and a knowledge root's scopes are looked
+at again when its catalog or its folders change.
 
 Tools, each returning structured content (the same fields as kts-query's
 records) and a text rendering with citations: search (the kts.hit/1 records
 of kts-query DIR QUESTION), context (the --context Markdown: graph facts and
-cited passages), get_document (a document's Markdown, or a range or page of
-it), list_scopes (the kts.scope/1 records of the scopes), count_by_scope (the
-kts.scope_count/1 records: in how many scopes, and where), related (the
-kts.node/1 records of the documents most related to one) and check_answer
-(the kts.evidence/1 records of an answer's claims).
+cited passages, on a knowledge root cited by scope and path), get_document
+(a document's Markdown, or a range or page of it; its path may be given as a
+context cites it), list_scopes (the kts.scope/1 records of the scopes),
+count_by_scope (the kts.scope_count/1 records: in how many scopes, and
+where), related (the kts.node/1 records of the documents most related to
+one) and check_answer (the kts.evidence/1 records of an answer's claims).
 
 Prompts: one per scope (named by its slug, argument `question`) carrying the
 scope's context for the question, and `ask`, routed like kts-query ROOT.
@@ -47,11 +57,15 @@ Resources: kts://SCOPE/PATH, one per document, as Markdown.
 HTTP listens on loopback only, and answers a web page (a request with an
 Origin header) only from a loopback origin, unless --allow-remote, which
 requires a bearer --token (or $KTS_MCP_TOKEN). Logs go to stderr. It stops
-on end of input (stdio), SIGTERM or SIGINT. Each request has a time limit
-(--timeout); past it, or once the client cancels the request, its work
-stops at its next search. Served over HTTP, here or to other machines: kts-mcp ROOT
---http 127.0.0.1:8765, or KTS_MCP_TOKEN=s3cret kts-mcp ROOT --http
-0.0.0.0:8765 --allow-remote.
+on end of input (stdio), SIGTERM or SIGINT: a signal stops it cleanly
+whenever it comes, with status 0 (over HTTP, the requests then running have
+5 s to finish). Each request has a time limit (--timeout); past it, or once
+the client cancels the request, its work stops at its next search. A
+message that is no JSON-RPC message is answered with the JSON-RPC error
+saying why, with its id when it has one (over HTTP, with status 400).
+Served over HTTP, here or to other machines: kts-mcp ROOT --http
+127.0.0.1:8765, or KTS_MCP_TOKEN=s3cret kts-mcp ROOT --http 0.0.0.0:8765
+--allow-remote.
 
 A client starts kts-mcp and speaks on its input; at the end of the input,
 kts-mcp stops. A client's configuration is an mcpServers entry (VS Code:
@@ -70,8 +84,9 @@ pub struct Args {
     #[arg(value_name = "DIR")]
     pub dir: PathBuf,
 
-    /// Serve the streamable HTTP transport at http://ADDR:PORT/mcp instead of stdio.
-    #[arg(long, value_name = "ADDR:PORT")]
+    /// Serve the streamable HTTP transport at http://ADDR:PORT/mcp instead of
+    /// stdio. ADDR is an IP address or a host name (localhost is 127.0.0.1).
+    #[arg(long, value_name = "ADDR:PORT", value_parser = http::listen_address)]
     pub http: Option<SocketAddr>,
 
     /// Let --http listen on an address other than loopback (requires --token).
@@ -87,8 +102,8 @@ pub struct Args {
     )]
     pub token: Option<String>,
 
-    /// Time limit of one request, in seconds.
-    #[arg(long, value_name = "SECONDS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
+    /// Time limit of one request, in seconds (at most 86400, a day).
+    #[arg(long, value_name = "SECONDS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=MAX_TIMEOUT_SECS))]
     pub timeout: u64,
 
     /// Requests answered at the same time; more wait their turn
@@ -116,11 +131,54 @@ pub fn command() -> clap::Command {
 }
 
 pub fn run(args: Args) -> anyhow::Result<Exit> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    // Before anything that takes time: from here on a signal stops cleanly.
+    let stop = Stop::listen(&runtime)?;
     let messages = Messages::new("kts-mcp").quiet(args.quiet);
     if let Some(addr) = args.http {
         http::check_exposure(addr, args.allow_remote, args.token.as_deref())?;
     }
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let opening = {
+        let args = args.clone();
+        runtime.spawn_blocking(move || open(&args, cores))
+    };
+    let served = runtime.block_on(async {
+        let state = tokio::select! {
+            opened = opening => opened??,
+            () = stop.requested() => {
+                if !args.quiet {
+                    messages.info(&format!("{} before serving", stop.stopped()));
+                }
+                return Ok(());
+            }
+        };
+        match args.http {
+            Some(addr) => {
+                http::serve(
+                    state,
+                    addr,
+                    args.token.clone(),
+                    args.allow_remote,
+                    &stop,
+                    &messages,
+                )
+                .await
+            }
+            None => server::serve_stdio(state, &stop).await,
+        }
+    });
+    // A request still running on the blocking pool (or the model still
+    // loading) is not waited for.
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    served?;
+    Ok(messages.exit())
+}
+
+/// The knowledge base open, its model loaded, and the limits of requests.
+fn open(args: &Args, cores: usize) -> anyhow::Result<Arc<State>> {
     let model = ModelChoice::new(
         None,
         args.models.clone(),
@@ -129,34 +187,12 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     );
     let knowledge = Knowledge::open(&args.dir, model, "kts-mcp", args.quiet)?;
     knowledge.warm_up()?;
-    let state = Arc::new(State::new(
+    Ok(Arc::new(State::new(
         knowledge,
         Duration::from_secs(args.timeout),
         args.concurrency.map_or(2 * cores, usize::from),
         args.quiet,
-    ));
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
-    let served = runtime.block_on(async {
-        match args.http {
-            Some(addr) => {
-                http::serve(
-                    state,
-                    addr,
-                    args.token.clone(),
-                    args.allow_remote,
-                    &messages,
-                )
-                .await
-            }
-            None => server::serve_stdio(state).await,
-        }
-    });
-    // A request still running on the blocking pool is not waited for.
-    runtime.shutdown_timeout(Duration::from_secs(1));
-    served?;
-    Ok(messages.exit())
+    )))
 }
 
 #[cfg(test)]

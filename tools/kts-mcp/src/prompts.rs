@@ -15,6 +15,9 @@ use crate::server::State;
 const ASK: &str = "ask";
 /// Prompts listed per page.
 const PAGE: usize = 500;
+/// How to cite a knowledge root's passages, which two scopes may share a path of.
+const CITE_SCOPE_AND_PATH: &str = "Cite each source you use by its scope and path, as the \
+                                   passages give them (scope: path, before any >).";
 
 pub fn list(state: &State, cursor: Option<&str>) -> anyhow::Result<ListPromptsResult> {
     let question = || {
@@ -74,9 +77,13 @@ pub fn get(
         ..Request::default()
     };
     let context = state.knowledge.context(&request)?;
+    let cite = match state.knowledge.is_root() {
+        true => CITE_SCOPE_AND_PATH,
+        false => "Cite the path of each source you use.",
+    };
     let text = format!(
-        "Answer the question from the knowledge base's passages below. Cite the path of each \
-         source you use. If the passages do not answer it, say so.\n\n{context}\n\nQuestion: {question}"
+        "Answer the question from the knowledge base's passages below. {cite} If the passages \
+         do not answer it, say so.\n\n{context}\n\nQuestion: {question}"
     );
     Ok(
         GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)])

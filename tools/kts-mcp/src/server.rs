@@ -9,19 +9,20 @@ use std::time::{Duration, Instant};
 use kts_query::federation::RouteError;
 use kts_query::{Cutoff, Knowledge};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,
-    GetPromptResponse, Implementation, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
-    ReadResourceResponse, ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest,
+    CustomResult, GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::{RequestContext, ServerInitializeError};
-use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 use crate::early_messages::DropEarlyMessages;
-use crate::{prompts, resources, tools};
+use crate::stdio::StdioTransport;
+use crate::stop::Stop;
+use crate::{jsonrpc, prompts, resources, tools};
 
 /// What every request shares: the open knowledge base and the limits.
 pub struct State {
@@ -29,6 +30,8 @@ pub struct State {
     limit: Duration,
     permits: Semaphore,
     quiet: bool,
+    /// Raised when the server stops without waiting for the requests running.
+    given_up: CancellationToken,
 }
 
 impl State {
@@ -38,7 +41,13 @@ impl State {
             limit,
             permits: Semaphore::new(concurrency),
             quiet,
+            given_up: CancellationToken::new(),
         }
+    }
+
+    /// Ends the requests still running, each with an error saying why.
+    pub fn give_up(&self) {
+        self.given_up.cancel();
     }
 
     pub fn log(&self, text: &str) {
@@ -76,7 +85,7 @@ impl KtsServer {
         let started = Instant::now();
         let abandoned = RaisedOnDrop(Arc::new(AtomicBool::new(false)));
         let cutoff = Cutoff {
-            deadline: Some(started + limit),
+            deadline: started.checked_add(limit),
             cancelled: Some(Arc::clone(&abandoned.0)),
         };
         let job = async move {
@@ -103,6 +112,9 @@ impl KtsServer {
                 Ok(Ok(Ok(value))) => Ok(value),
             },
             () = cancel.cancelled() => Err(format!("{what} was cancelled")),
+            () = self.state.given_up.cancelled() => {
+                Err(format!("{what} was cut short: kts-mcp is stopping"))
+            }
         };
         drop(abandoned);
         let elapsed = started.elapsed().as_secs_f64() * 1e3;
@@ -167,9 +179,24 @@ impl ServerHandler for KtsServer {
         .with_instructions(format!(
             "A local knowledge base: the {what} {}. Use `search` to find passages with \
              citations (path, headings, page), `context` for an LLM-ready context, and \
-             `get_document` to read around a hit. Cite the paths you use.",
-            knowledge.dir().display()
+             `get_document` to read around a hit. Cite the {} you use.",
+            knowledge.dir().display(),
+            match knowledge.is_root() {
+                true => "scope and path (scope: path) of each source",
+                false => "paths",
+            }
         ))
+    }
+
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        let error = jsonrpc::unanswered(&request);
+        self.state
+            .log(&format!("{}: error: {}", request.method, error.message));
+        Err(error)
     }
 
     async fn list_tools(
@@ -279,47 +306,42 @@ impl ServerHandler for KtsServer {
     }
 }
 
-/// Serves one client on stdin and stdout until the input ends, or SIGTERM
-/// or SIGINT.
-pub async fn serve_stdio(state: Arc<State>) -> anyhow::Result<()> {
+/// Serves one client on stdin and stdout until the input ends, or a signal
+/// asks to stop.
+pub async fn serve_stdio(state: Arc<State>, stop: &Stop) -> anyhow::Result<()> {
     let log = Arc::clone(&state);
     let (input, output) = rmcp::transport::stdio();
     let transport = DropEarlyMessages::new(
-        AsyncRwTransport::new_server(input, output),
+        StdioTransport::new(input, output, Arc::clone(&state)),
         Arc::clone(&state),
     );
-    let running = match KtsServer::new(state).serve(transport).await {
-        Ok(running) => running,
-        Err(ServerInitializeError::ConnectionClosed(_)) => {
-            log.log("the input ended before a client spoke: nothing to serve");
+    let starting = KtsServer::new(state).serve(transport);
+    let running = tokio::select! {
+        started = starting => match started {
+            Ok(running) => running,
+            Err(ServerInitializeError::ConnectionClosed(_)) => {
+                log.log("the input ended before a client spoke: nothing to serve");
+                return Ok(());
+            }
+            Err(e) => anyhow::bail!("the MCP session did not start: {e}"),
+        },
+        () = stop.requested() => {
+            log.log(&format!("{} before a client spoke", stop.stopped()));
             return Ok(());
         }
-        Err(e) => anyhow::bail!("the MCP session did not start: {e}"),
     };
     let cancel = running.cancellation_token();
+    let stopping = stop.clone();
     tokio::spawn(async move {
-        stop_signal().await;
+        stopping.requested().await;
         cancel.cancel();
     });
     let reason = running.waiting().await?;
-    log.log(&format!("stopped ({reason:?})"));
-    Ok(())
-}
-
-/// SIGTERM or SIGINT.
-pub async fn stop_signal() {
-    use tokio::signal::unix::{SignalKind, signal};
-    match signal(SignalKind::terminate()) {
-        Ok(mut terminate) => {
-            tokio::select! {
-                _ = terminate.recv() => {}
-                _ = tokio::signal::ctrl_c() => {}
-            }
-        }
-        Err(_) => {
-            let _ = tokio::signal::ctrl_c().await;
-        }
+    match stop.signal() {
+        Some(_) => log.log(&stop.stopped()),
+        None => log.log(&format!("stopped ({reason:?})")),
     }
+    Ok(())
 }
 
 #[cfg(test)]

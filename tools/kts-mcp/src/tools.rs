@@ -62,7 +62,8 @@ pub fn definitions() -> Vec<Tool> {
         tool(
             "context",
             "An LLM-ready Markdown context for a question, within a token budget: what the \
-             knowledge graph knows of the entities it names, then the cited passages.",
+             knowledge graph knows of the entities it names, then the cited passages (in a \
+             knowledge root, each cited by scope and path: `hr: notes.md`).",
             json!({
                 "question": question,
                 "scope": scope,
@@ -76,7 +77,7 @@ pub fn definitions() -> Vec<Tool> {
             "A document's Markdown, whole or a part of it (characters start..end, as a hit's \
              offsets, or one page or slide), with its title, doc_type and path: to read around a hit.",
             json!({
-                "path": {"type": "string", "description": "The document's path in its scope, as a hit gives it."},
+                "path": {"type": "string", "description": "The document's path in its scope, as a hit gives it (in a knowledge root, also `scope: path` as a context cites it)."},
                 "doc_id": {"type": "string", "description": "Or the document's id."},
                 "scope": {"type": "string", "description": "In a knowledge root: the document's scope."},
                 "start": {"type": "integer", "minimum": 0, "description": "First character (Unicode characters, from 0)."},
@@ -110,7 +111,7 @@ pub fn definitions() -> Vec<Tool> {
             "related",
             "The documents most related to one, by the entities they share in the knowledge graph.",
             json!({
-                "path": {"type": "string", "description": "The document's path in its scope."},
+                "path": {"type": "string", "description": "The document's path in its scope (in a knowledge root, also `scope: path`)."},
                 "scope": {"type": "string", "description": "In a knowledge root: the document's scope."},
                 "top_k": {"type": "integer", "minimum": 1, "maximum": 100, "default": 10}
             }),

@@ -121,6 +121,20 @@ impl Session {
         writeln!(self.input, "{message}").unwrap();
     }
 
+    /// Bytes as they are, a message or not.
+    fn send_raw(&mut self, bytes: &[u8]) {
+        self.input.write_all(bytes).unwrap();
+        self.input.flush().unwrap();
+    }
+
+    /// The next message the server writes.
+    fn next_message(&mut self) -> Value {
+        let mut line = String::new();
+        let read = self.output.read_line(&mut line).unwrap();
+        assert!(read > 0, "kts-mcp ended instead of answering");
+        serde_json::from_str(&line).unwrap()
+    }
+
     /// The response to the request `id` (notifications skipped).
     fn answer(&mut self, id: u64) -> Value {
         loop {
@@ -246,7 +260,11 @@ fn work_past_its_time_limit_stops() {
 
 /// An answer of 1,500 claims, which takes `check_answer` many seconds.
 fn answer_of_many_claims() -> String {
-    (0..1500)
+    answer_of_claims(1500)
+}
+
+fn answer_of_claims(count: usize) -> String {
+    (0..count)
         .map(|i| format!("Employees receive {i} days of paid vacation per year number {i}. "))
         .collect()
 }
@@ -526,4 +544,338 @@ fn over_http_a_401_asks_for_a_bearer_token_whatever_the_case_of_its_scheme() {
     let wrong = post_initialize(port, &["Authorization: bearer nope"]);
     assert_eq!(status(&wrong), "401", "{wrong}");
     drop(server);
+}
+
+/// Asks kts-mcp to stop with a signal and returns its exit status.
+fn signalled(server: &mut Child, signal: &str) -> std::process::ExitStatus {
+    succeeded(shell(&format!("kill -{signal} {}", server.id())));
+    server.wait().unwrap()
+}
+
+#[test]
+fn a_signal_stops_cleanly_whenever_it_comes() {
+    for signal in ["TERM", "INT"] {
+        // While the model loads (a signal before kts-mcp's main has begun
+        // would kill it, as any process).
+        let mut session = Session::start(root());
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        let status = signalled(&mut session.server, signal);
+        assert!(status.success(), "SIG{signal} at start: {status}");
+        // Before the client has spoken, and once it has.
+        let mut session = Session::start(root());
+        std::thread::sleep(std::time::Duration::from_millis(1500));
+        let status = signalled(&mut session.server, signal);
+        assert!(status.success(), "SIG{signal} before initialize: {status}");
+        let mut session = Session::start(root());
+        session.send(initialize(0));
+        session.answer(0);
+        let status = signalled(&mut session.server, signal);
+        assert!(status.success(), "SIG{signal} after initialize: {status}");
+        let mut session = Session::initialized(root());
+        let search = session.call("search", json!({"question": "vacation days"}));
+        assert_eq!(search["isError"], false, "{search}");
+        let status = signalled(&mut session.server, signal);
+        assert!(status.success(), "SIG{signal} after a search: {status}");
+    }
+}
+
+#[test]
+fn a_time_limit_past_a_day_is_refused_and_a_day_is_kept() {
+    let refused = Command::new(bin("kts-mcp"))
+        .arg(root())
+        .args(["--timeout", "9223372036854775807"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("1..=86400"), "{stderr}");
+    let mut session = Session::initialized_with(root(), &["--timeout", "86400"]);
+    let search = session.call("search", json!({"question": "vacation days"}));
+    assert_eq!(search["isError"], false, "{search}");
+}
+
+#[test]
+fn a_folder_that_does_not_exist_is_said_so() {
+    let missing = root().join("nonexistent");
+    let output = Command::new(bin("kts-mcp"))
+        .arg(&missing)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("nonexistent does not exist"), "{stderr}");
+}
+
+#[test]
+fn what_is_no_message_is_answered_with_its_error_and_id() {
+    let mut session = Session::initialized(root());
+    session.send_raw(b"{not json\n");
+    let not_json = session.next_message();
+    assert_eq!(not_json["id"], Value::Null, "{not_json}");
+    assert_eq!(not_json["error"]["code"], -32700, "{not_json}");
+    for (line, code, says) in [
+        (
+            r#"{"jsonrpc":"2.0","id":12,"method":"ping","params":[1,2]}"#,
+            -32602,
+            "must be an object",
+        ),
+        (
+            r#"{"jsonrpc":"1.0","id":13,"method":"ping"}"#,
+            -32600,
+            "\"2.0\"",
+        ),
+        (r#"{"jsonrpc":"2.0","id":14}"#, -32600, "no \"method\""),
+        (
+            r#"{"jsonrpc":"2.0","id":15,"method":"tools/call","params":{"name":"search","arguments":"alpha"}}"#,
+            -32602,
+            "Invalid params of tools/call",
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":16,"method":"resources/read","params":{}}"#,
+            -32602,
+            "uri",
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":17,"method":"tools/destroy","params":{}}"#,
+            -32601,
+            "kts-mcp answers",
+        ),
+    ] {
+        session.send_raw(format!("{line}\n").as_bytes());
+        let id: u64 = serde_json::from_str::<Value>(line).unwrap()["id"]
+            .as_u64()
+            .unwrap();
+        let answer = session.answer(id);
+        assert_eq!(answer["error"]["code"], code, "{line}: {answer}");
+        let message = answer["error"]["message"].as_str().unwrap();
+        assert!(message.contains(says), "{line}: {answer}");
+    }
+    // Too long to take, then a last message without its newline.
+    let pad = "x".repeat(17 << 20);
+    session.send_raw(
+        format!(r#"{{"jsonrpc":"2.0","id":18,"method":"ping","params":{{"pad":"{pad}"}}}}"#)
+            .as_bytes(),
+    );
+    session.send_raw(b"\n");
+    let oversized = session.answer(18);
+    assert_eq!(oversized["error"]["code"], -32600, "{oversized}");
+    session.send_raw(br#"{"jsonrpc":"2.0","id":19,"method":"ping"}"#);
+    let Session {
+        mut server,
+        input,
+        mut output,
+    } = session;
+    drop(input);
+    let mut line = String::new();
+    output.read_line(&mut line).unwrap();
+    let last: Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(
+        (last["id"].as_u64(), last.get("result").is_some()),
+        (Some(19), true),
+        "{last}"
+    );
+    assert!(server.wait().unwrap().success());
+}
+
+#[test]
+fn over_http_a_body_that_is_no_message_is_a_400_with_its_error() {
+    let (server, port) = serve_http(&[]);
+    for (body, code) in [
+        ("{not json", -32700),
+        (r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#, -32600),
+    ] {
+        let (head, answer) = post(port, body);
+        assert_eq!(status(&head), "400", "{body}: {head}");
+        let answer: Value = serde_json::from_str(&answer).unwrap();
+        assert_eq!(answer["error"]["code"], code, "{body}: {answer}");
+    }
+    drop(server);
+}
+
+/// The status line and headers, and the body, of `body` POSTed to /mcp.
+fn post(port: u16, body: &str) -> (String, String) {
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    let (head, body) = response.split_once("\r\n\r\n").unwrap_or_default();
+    (head.to_string(), body.to_string())
+}
+
+#[test]
+fn http_listens_on_a_host_name() {
+    let mut server = Command::new(bin("kts-mcp"))
+        .arg(root())
+        .args(["--http", "localhost:0"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(server.stderr.take().unwrap()).lines();
+    let first = lines.next().unwrap().unwrap();
+    let _stopped = Stopped(server);
+    assert!(
+        first.starts_with("kts-mcp: serving MCP at http://127.0.0.1:"),
+        "{first}"
+    );
+}
+
+#[test]
+fn a_scope_indexed_under_a_root_with_a_catalog_is_asked_at_once() {
+    let copy = root_copy();
+    let dir = copy.path().display().to_string();
+    succeeded(shell(&format!("kts-catalog '{dir}' --quiet")));
+    let mut session = Session::initialized(copy.path());
+    let before = session.call("search", json!({"question": "pelican beaks"}));
+    assert_eq!(
+        before["structuredContent"]["scopes"],
+        json!(["alpha", "beta", "café"])
+    );
+    let gamma = copy.path().join("gamma");
+    std::fs::create_dir(&gamma).unwrap();
+    std::fs::write(
+        gamma.join("pelican.md"),
+        "# Pelicans\n\nPelican beaks hold three gallons of water.\n",
+    )
+    .unwrap();
+    // kts-index updates the catalog's row of the scope.
+    succeeded(shell(&format!(
+        "cd '{dir}' && kts-crawl gamma | kts-convert | kts-chunk | kts-embed | kts-index gamma"
+    )));
+    let search = session.call("search", json!({"question": "pelican beaks"}));
+    assert_eq!(hit_scopes(&search)[0], "gamma", "{search}");
+    let counts = session.call("count_by_scope", json!({"question": "pelican"}));
+    assert_eq!(
+        counts["structuredContent"]["counts"][0]["scope"], "gamma",
+        "{counts}"
+    );
+
+    // A scope copied in, which no kts-index put in the catalog.
+    succeeded(shell(&format!("cp -a '{dir}/gamma' '{dir}/delta'")));
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    let search = session.call("search", json!({"question": "pelican beaks", "top_k": 2}));
+    let mut scopes = hit_scopes(&search);
+    scopes.sort();
+    assert_eq!(scopes, ["delta", "gamma"], "{search}");
+}
+
+/// kts-query's hits for a question, as it writes them.
+fn kts_query_hits(dir: &Path, question: &str) -> Vec<Value> {
+    let output = succeeded(
+        Command::new(bin("kts-query"))
+            .arg(dir)
+            .arg(question)
+            .output()
+            .unwrap(),
+    );
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect()
+}
+
+#[test]
+fn search_gives_kts_query_s_hits_with_its_scores() {
+    let scope = root().join("alpha");
+    let mut session = Session::initialized(&scope);
+    for question in [
+        "vacation days",
+        "when does the parking garage open",
+        "hotel laptop switch tray",
+        "bicycles expire in march",
+    ] {
+        let search = session.call("search", json!({"question": question}));
+        let served = search["structuredContent"]["hits"].as_array().unwrap();
+        let queried = kts_query_hits(&scope, question);
+        let key = |hit: &Value| {
+            (
+                hit["chunk_id"].clone(),
+                hit["rank"].clone(),
+                hit["score"].clone(),
+            )
+        };
+        assert_eq!(
+            served.iter().map(key).collect::<Vec<_>>(),
+            queried.iter().map(key).collect::<Vec<_>>(),
+            "{question}"
+        );
+        assert_eq!(served, &queried, "{question}");
+    }
+}
+
+#[test]
+fn a_root_context_cites_scope_and_path_and_get_document_takes_them() {
+    let copy = root_copy();
+    for (scope, text) in [
+        (
+            "alpha",
+            "# Notes\n\nThe vacation allowance is 25 days per year.\n",
+        ),
+        (
+            "beta",
+            "# Notes\n\nThe vacation allowance of servers is 2 reboots per year.\n",
+        ),
+    ] {
+        std::fs::write(copy.path().join(scope).join("notes.md"), text).unwrap();
+        succeeded(shell(&format!(
+            "cd '{}' && kts-crawl {scope} | kts-convert | kts-chunk | kts-embed | kts-index {scope}",
+            copy.path().display()
+        )));
+    }
+    let mut session = Session::initialized(copy.path());
+    let context = session.call("context", json!({"question": "vacation allowance"}));
+    let markdown = text(&context);
+    assert!(
+        markdown.contains("] alpha: notes.md > Notes\n"),
+        "{markdown}"
+    );
+    assert!(
+        markdown.contains("] beta: notes.md > Notes\n"),
+        "{markdown}"
+    );
+
+    let prompt = session.request(
+        8,
+        "prompts/get",
+        json!({"name": "ask", "arguments": {"question": "vacation allowance"}}),
+    );
+    let message = prompt["result"]["messages"][0]["content"]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{prompt}"));
+    assert!(message.contains("by its scope and path"), "{message}");
+
+    let document = session.call("get_document", json!({"path": "beta: notes.md"}));
+    assert_eq!(document["isError"], false, "{document}");
+    assert_eq!(document["structuredContent"]["scope"], "beta", "{document}");
+    assert!(text(&document).contains("2 reboots"), "{document}");
+    let unnamed = session.call("get_document", json!({"path": "notes.md"}));
+    assert_eq!(unnamed["isError"], true, "{unnamed}");
+}
+
+#[test]
+fn over_http_a_request_running_at_sigterm_is_answered() {
+    let (mut server, port) = serve_http(&["--timeout", "600"]);
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "check_answer",
+                   "arguments": {"scope": "alpha", "answer": answer_of_claims(150)}}});
+    let answering = std::thread::spawn(move || post(port, &call.to_string()));
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let status = signalled(&mut server.0, "TERM");
+    let (head, body) = answering.join().unwrap();
+    assert!(status.success(), "{status}");
+    assert_eq!(self::status(&head), "200", "{head}\n{body}");
+    let answer: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(answer["id"], 2, "{answer}");
+    assert!(
+        answer["result"]["content"][0]["text"].is_string(),
+        "{answer}"
+    );
 }

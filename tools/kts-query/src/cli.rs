@@ -71,8 +71,8 @@ any, then \"## Relevant Passages\", each cited.
 DIR may be a knowledge root, a folder whose sub-folders are scopes (slugs
 from their names: lowercase, spaces and hyphens to _). \"/slug question\" or
 --scope SLUG asks that scope only (with --scope, a leading /word is a word),
-\"/slug /doctype question\" also filters by doc type, and --context,
---evidence, --explain and --ledger work on the scope so named; a question
+\"/slug /doctype question\" also filters by doc type, and --evidence,
+--explain and --ledger work on the scope so named (as on its folder); a question
 naming every word of a scope's slug goes to it; any other to every scope
 when there are at most --max-scopes, else to the scopes the root's catalog
 (kts-catalog ROOT) matches with at least half the best match's score. All in
@@ -80,6 +80,8 @@ parallel; more than --max-scopes: exit 2. Hits are merged by
 confidence (each scope's order kept; the score is that confidence) and name
 their scope (in text, before the path); a scope that fails is
 skipped with a warning; a reranker runs once, over the merged hits.
+--context on a knowledge root cites each passage by scope and path
+(hr: notes.md), after the graph facts of each scope a passage comes from.
 --list-scopes lists the scopes, --count-by-scope counts the documents of each
 holding every word of the question.
 
@@ -389,9 +391,8 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
 }
 
 /// The flags that work on one scope.
-fn one_scope_flags(args: &Args) -> [(&'static str, bool); 4] {
+fn one_scope_flags(args: &Args) -> [(&'static str, bool); 3] {
     [
-        ("--context", args.context),
         ("--evidence", args.evidence.is_some()),
         ("--explain", args.explain),
         ("--ledger", args.ledger),
@@ -464,6 +465,10 @@ fn run_root(args: &Args, messages: &Messages, out: &mut JsonlWriter) -> anyhow::
             route.scopes.len(),
             route.how
         ));
+    }
+    if args.context {
+        let text = root.context(&route)?;
+        return Ok(std::io::stdout().lock().write_all(text.as_bytes())?);
     }
     if args.count_by_scope {
         let found = federation::count_by_scope(&route, messages);

@@ -1,5 +1,7 @@
 //! `--context`: an LLM-ready Markdown context within a token budget — what
 //! the graph knows about the question's entities, then the cited passages.
+//! Over several scopes of a knowledge root, each citation names its scope
+//! (`hr: notes.md`): two scopes may hold the same path.
 
 use std::fmt::Write;
 
@@ -23,30 +25,35 @@ pub fn tokens(text: &str) -> usize {
     text.chars().count().div_ceil(4)
 }
 
-/// The context for the question's entities `seeds` and the `hits`, within
-/// `budget` tokens. Without seeds, the passages alone.
-pub fn markdown(
-    graph: Option<(&QueryGraph, &[NodeIndex])>,
-    hits: &[HitRecord],
-    budget: usize,
-) -> String {
+/// How a context cites what it quotes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Citing {
+    /// By path: the context comes from one scope.
+    Paths,
+    /// By scope and path (`hr: notes.md`).
+    ScopesAndPaths,
+}
+
+/// The context for the graph's `facts` on the question's entities (see
+/// [`graph_facts`]) and the `hits`, within `budget` tokens. Without facts,
+/// the passages alone.
+pub fn markdown(facts: &[String], hits: &[HitRecord], budget: usize, citing: Citing) -> String {
     let mut out = String::new();
-    if let Some((graph, seeds)) = graph.filter(|(_, seeds)| !seeds.is_empty()) {
+    if !facts.is_empty() {
         let limit = (budget as f64 * GRAPH_SHARE) as usize;
         let mut section = String::from("## Knowledge Graph Context\n\n");
-        for &seed in seeds {
-            let entry = entity_entry(graph, seed);
-            if tokens(&section) + tokens(&entry) > limit {
+        for entry in facts {
+            if tokens(&section) + tokens(entry) > limit {
                 break;
             }
-            section.push_str(&entry);
+            section.push_str(entry);
         }
         section.push('\n');
         out.push_str(&section);
     }
     out.push_str("## Relevant Passages\n\n");
     for (i, hit) in hits.iter().enumerate() {
-        let passage = passage(i + 1, hit);
+        let passage = passage(i + 1, hit, citing);
         let left = budget.saturating_sub(tokens(&out));
         if tokens(&passage) <= left {
             out.push_str(&passage);
@@ -65,22 +72,37 @@ pub fn markdown(
     out
 }
 
+/// What the graph knows of the question's entities `seeds`, an entry each;
+/// from a scope of a knowledge root (`scope`), the entry names it and its
+/// paths are cited by scope and path.
+pub fn graph_facts(graph: &QueryGraph, seeds: &[NodeIndex], scope: Option<&str>) -> Vec<String> {
+    seeds
+        .iter()
+        .map(|&seed| entity_entry(graph, seed, scope))
+        .collect()
+}
+
 /// One entity: kind, mentions, definition or expansion, strongest neighbours, sources.
-fn entity_entry(graph: &QueryGraph, seed: NodeIndex) -> String {
+fn entity_entry(graph: &QueryGraph, seed: NodeIndex, scope: Option<&str>) -> String {
     let kg = &graph.kg;
     let node = &kg.graph[seed];
     let mut entry = format!(
-        "- **{}** ({}, {} mention{})",
+        "- **{}** ({}, {} mention{}{})",
         node.name,
         node.kind.as_str(),
         node.mentions,
-        if node.mentions == 1 { "" } else { "s" }
+        if node.mentions == 1 { "" } else { "s" },
+        scope.map(|s| format!(" in {s}")).unwrap_or_default()
     );
+    let cite = |path: &str| match scope {
+        Some(scope) => format!("{scope}: {path}"),
+        None => path.to_string(),
+    };
     if let Some(expansion) = &node.expansion {
         let _ = write!(entry, ": stands for {expansion}");
     }
     if let Some((definition, path)) = &node.definition {
-        let _ = write!(entry, "\n  - Definition ({path}): {definition}");
+        let _ = write!(entry, "\n  - Definition ({}): {definition}", cite(path));
     }
     let mut edges = kg.edges_of(seed);
     edges.sort_by(|a, b| b.1.weight.total_cmp(&a.1.weight).then(a.0.cmp(&b.0)));
@@ -104,15 +126,20 @@ fn entity_entry(graph: &QueryGraph, seed: NodeIndex) -> String {
         }
     }
     if !sources.is_empty() {
+        let sources: Vec<String> = sources.into_iter().map(cite).collect();
         let _ = write!(entry, "\n  - Sources: {}", sources.join(", "));
     }
     entry.push('\n');
     entry
 }
 
-/// `[n] path > heading (page p)` then the chunk's text from the part cited.
-fn passage(number: usize, hit: &HitRecord) -> String {
-    let mut citation = hit.path.clone();
+/// `[n] path > heading (page p)` (`[n] scope: path > ...` citing scopes)
+/// then the chunk's text from the part cited.
+fn passage(number: usize, hit: &HitRecord, citing: Citing) -> String {
+    let mut citation = match citing {
+        Citing::Paths => hit.path.clone(),
+        Citing::ScopesAndPaths => format!("{}: {}", hit.scope, hit.path),
+    };
     if !hit.heading_path.is_empty() {
         citation.push_str(" > ");
         citation.push_str(&hit.heading_path.join(" > "));
@@ -159,7 +186,7 @@ mod tests {
             hit("a.pdf", "E-5 means the token expired."),
             hit("b.md", &long),
         ];
-        let context = markdown(None, &hits, 200);
+        let context = markdown(&[], &hits, 200, Citing::Paths);
         assert!(
             context.starts_with("## Relevant Passages\n\n[1] a.pdf > Errors (page 2)\nE-5 means")
         );
@@ -172,16 +199,32 @@ mod tests {
     }
 
     #[test]
+    fn passages_from_several_scopes_are_cited_by_scope_and_path() {
+        let mut hr = hit("notes.md", "25 days a year.");
+        hr.scope = "hr".into();
+        let mut it = hit("notes.md", "2 reboots a year.");
+        it.scope = "it".into();
+        let context = markdown(&[], &[hr, it], 200, Citing::ScopesAndPaths);
+        assert!(
+            context.contains("[1] hr: notes.md > Errors (page 2)\n25 days")
+                && context.contains("[2] it: notes.md > Errors (page 2)\n2 reboots"),
+            "{context}"
+        );
+    }
+
+    #[test]
     fn a_passage_starts_at_the_part_its_citation_names() {
         let text = "End of page one.\n\n<!-- page: 2 -->\nThe fuse é.\n\n<!-- page: 3 -->\nMore.";
         let mut cited = hit("a.pdf", text);
         cited.start = 10;
         cited.cited_start = Some(10 + "End of page one.\n\n<!-- page: 2 -->\n".chars().count());
         assert_eq!(
-            passage(1, &cited),
+            passage(1, &cited, Citing::Paths),
             "[1] a.pdf > Errors (page 2)\nThe fuse é.\n\n(page 3)\nMore.\n\n"
         );
         cited.cited_start = Some(10);
-        assert!(passage(1, &cited).contains("End of page one.\n\n(page 2)\nThe fuse"));
+        assert!(
+            passage(1, &cited, Citing::Paths).contains("End of page one.\n\n(page 2)\nThe fuse")
+        );
     }
 }

@@ -8,12 +8,14 @@
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
+use std::time::SystemTime;
 
 use kts_catalog::{Catalog, CatalogRow};
 use kts_cli::Messages;
 use kts_record::{HitRecord, ScopeCountRecord};
 use kts_store::{ScopeEntry, Scopes, discover_scopes, is_scope, names_slug, scope_slug};
 
+use crate::context::{self, Citing};
 use crate::pool::SearcherPool;
 use crate::searcher::UnusableEmbedding;
 use crate::words::lowercase_words;
@@ -259,6 +261,18 @@ pub struct Routing {
     /// Whether `found` was read from the catalog rather than from the folders.
     listed_by_catalog: bool,
     catalog: Option<Catalog>,
+    /// The catalog as it was when opened.
+    catalog_version: CatalogVersion,
+}
+
+/// What tells that a catalog changed: its file's modification time (a
+/// catalog built, replaced or removed) and SQLite's count of the commits of
+/// other connections (an update lands in the write-ahead log, not in the file
+/// while a reader keeps it open).
+#[derive(Debug, PartialEq)]
+struct CatalogVersion {
+    modified: Option<SystemTime>,
+    commits: Option<i64>,
 }
 
 impl Routing {
@@ -281,6 +295,7 @@ impl Routing {
                 scopes: listed.unwrap_or_default(),
                 collisions: Default::default(),
             },
+            catalog_version: catalog_version(dir, catalog.as_ref()),
             catalog,
         };
         let unlisted = routing.unlisted_scopes();
@@ -371,11 +386,20 @@ impl Routing {
         Ok(())
     }
 
-    /// Whether the scopes found in the root's folders are no longer those
-    /// there (one indexed, removed or renamed since); a catalog's list is
-    /// followed through the catalog instead.
+    /// Whether the root's folders no longer hold the scopes found: one
+    /// indexed, removed or renamed since, or, under a catalog, a folder with
+    /// an index that the catalog does not list (copied in, say).
     pub fn folders_changed(&self) -> bool {
-        !self.listed_by_catalog && discover_scopes(&self.dir).map_or(true, |now| now != self.found)
+        match self.listed_by_catalog {
+            true => !self.unlisted_scopes().is_empty(),
+            false => discover_scopes(&self.dir).map_or(true, |now| now != self.found),
+        }
+    }
+
+    /// Whether the root's catalog was built, updated (kts-index updates a
+    /// scope's row), rebuilt or removed since the routing was opened.
+    pub fn catalog_changed(&self) -> bool {
+        catalog_version(&self.dir, self.catalog.as_ref()) != self.catalog_version
     }
 
     /// The indexed scopes.
@@ -502,6 +526,11 @@ impl<'a> RootSearcher<'a> {
             .every_scope(&self.request.asking(question), self.messages)
     }
 
+    /// The context of the route's scopes (see [`context_routed`]).
+    pub fn context(&mut self, route: &Route) -> anyhow::Result<String> {
+        context_routed(&self.pool, &self.request, route, self.messages)
+    }
+
     /// The merged hits of the route's scopes (see [`search_routed`]).
     pub fn search(
         &mut self,
@@ -520,6 +549,15 @@ impl<'a> RootSearcher<'a> {
 /// Searchers a command-line root search keeps open between `--batch`
 /// questions.
 const POOLED_PER_ROOT: usize = 256;
+
+fn catalog_version(root: &Path, catalog: Option<&Catalog>) -> CatalogVersion {
+    CatalogVersion {
+        modified: std::fs::metadata(kts_catalog::catalog_path(root))
+            .and_then(|m| m.modified())
+            .ok(),
+        commits: catalog.and_then(|c| c.data_version().ok()),
+    }
+}
 
 /// The root's catalog, when it has one (a broken one is reported and ignored).
 fn open_catalog(root: &Path, messages: &Messages) -> Option<Catalog> {
@@ -670,6 +708,51 @@ pub fn search_routed(
         }
     }
     Ok(hits)
+}
+
+/// The Markdown context of a question over several scopes (`--context`):
+/// the route's merged hits, each passage cited by scope and path, after
+/// what the graph of each scope they come from knows of the question's
+/// entities (the scope of the best hit first). A scope whose graph cannot be
+/// read gives no facts, with a warning.
+pub fn context_routed(
+    pool: &SearcherPool,
+    request: &Request,
+    route: &Route,
+    messages: &Messages,
+) -> anyhow::Result<String> {
+    let hits = search_routed(pool, request, route, None, messages)?;
+    let scope_request = scope_request(request, route);
+    let mut facts = Vec::new();
+    for scope in scopes_of(&hits, route) {
+        let quiet = Messages::new("kts-query").quiet(true);
+        let found = pool.with(&scope.path, &scope_request, &quiet, |searcher| {
+            searcher.graph_facts(&route.question, Some(&scope.slug))
+        });
+        match found {
+            Ok(found) => facts.extend(found),
+            Err(e) => messages.warn(&format!("scope {}: no graph facts: {e:#}", scope.slug)),
+        }
+    }
+    Ok(context::markdown(
+        &facts,
+        &hits,
+        request.budget,
+        Citing::ScopesAndPaths,
+    ))
+}
+
+/// The route's scopes the hits come from, in the order of their best hit.
+fn scopes_of<'a>(hits: &[HitRecord], route: &'a Route) -> Vec<&'a ScopeEntry> {
+    let mut scopes: Vec<&ScopeEntry> = Vec::new();
+    for hit in hits {
+        if let Some(scope) = route.scopes.iter().find(|s| s.slug == hit.scope)
+            && !scopes.iter().any(|s| s.slug == scope.slug)
+        {
+            scopes.push(scope);
+        }
+    }
+    scopes
 }
 
 /// The question embedded with the model of the scopes asked (every scope of

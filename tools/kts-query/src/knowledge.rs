@@ -1,13 +1,14 @@
 //! A scope or a knowledge root kept open to answer many requests, from many
 //! threads at once: the model loads once, the scopes' searchers are kept
 //! and reopened when an index changes (see [`SearcherPool`]), the root's
-//! catalog is reread when it is rebuilt, and a root without a catalog is
-//! looked at again for scopes indexed or removed since. It is the library behind kts-mcp;
-//! the answers are those of kts-query, made by the same code.
+//! catalog is reread when it is updated or rebuilt, and the root's folders
+//! are looked at again for scopes indexed, copied in or removed since. It is
+//! the library behind kts-mcp; the answers are those of kts-query, made by
+//! the same code.
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 use kts_catalog::CatalogRow;
 use kts_cli::Messages;
@@ -20,8 +21,8 @@ use crate::{ModelChoice, Request, SearcherPool, scope_slug};
 
 /// Idle searchers kept open in all.
 const POOLED: usize = 512;
-/// How often, at most, a root without a catalog has its folders read again
-/// (a request costs one folder listing, about 10 µs a scope).
+/// How often, at most, a root has its folders read again (a request costs
+/// one folder listing, about 10 µs a scope).
 const RESCAN_FOLDERS_EVERY: Duration = Duration::from_secs(1);
 
 /// An open scope or knowledge root.
@@ -40,8 +41,6 @@ pub struct Knowledge {
 
 struct RootState {
     routing: Routing,
-    /// When the catalog was last written, as read at open.
-    catalog_modified: Option<SystemTime>,
     /// When the root's folders were last compared with the routing's scopes.
     folders_checked: Instant,
 }
@@ -70,6 +69,12 @@ impl Knowledge {
         quiet: bool,
     ) -> anyhow::Result<Knowledge> {
         let messages = Messages::new(tool).quiet(quiet);
+        if !dir.is_dir() {
+            anyhow::bail!(match dir.exists() {
+                true => format!("{} is not a folder", dir.display()),
+                false => format!("{} does not exist", dir.display()),
+            });
+        }
         let root = if federation::is_root(dir) {
             Some(Mutex::new(RootState::open(dir, &messages)?))
         } else if kts_store::is_scope(dir) {
@@ -179,31 +184,20 @@ impl Knowledge {
     }
 
     /// A Markdown context for an LLM within the request's budget, as
-    /// `kts-query DIR QUESTION --context`: the graph's facts when one scope
-    /// answers, then the cited passages.
+    /// `kts-query DIR QUESTION --context`: the graph's facts, then the cited
+    /// passages (in a knowledge root, by scope and path).
     pub fn context(&self, request: &Request) -> anyhow::Result<String> {
         let messages = self.messages();
-        let (scope, request) = match &self.root {
-            None => (self.scope_asked(request)?, request.clone()),
-            Some(root) => {
-                let route = self.route(root, request)?;
-                if route.scopes.len() != 1 {
-                    let hits =
-                        federation::search_routed(&self.pool, request, &route, None, &messages)?;
-                    return Ok(crate::context::markdown(None, &hits, request.budget));
-                }
-                (
-                    route.scopes[0].clone(),
-                    federation::scope_request(request, &route),
-                )
-            }
-        };
-        self.pool
-            .with(&scope.path, &request, &messages, |searcher| {
-                let mut hits = searcher.search(&request.question, None)?;
-                request.keep_confident(&mut hits);
-                searcher.context(&request.question, &hits, request.budget)
-            })
+        if let Some(root) = &self.root {
+            let route = self.route(root, request)?;
+            return federation::context_routed(&self.pool, request, &route, &messages);
+        }
+        let scope = self.scope_asked(request)?;
+        self.pool.with(&scope.path, request, &messages, |searcher| {
+            let mut hits = searcher.search(&request.question, None)?;
+            request.keep_confident(&mut hits);
+            searcher.context(&request.question, &hits, request.budget)
+        })
     }
 
     /// The scopes whose documents hold every word of the question.
@@ -240,7 +234,10 @@ impl Knowledge {
     }
 
     /// The document with this path (or doc_id) in a scope, and its Markdown.
+    /// In a knowledge root, the path may be cited as a context cites it,
+    /// `scope: path`, instead of naming the scope.
     pub fn document(&self, scope: Option<&str>, path_or_id: &str) -> anyhow::Result<Document> {
+        let (scope, path_or_id) = self.cited(scope, path_or_id);
         let scope = self.one_scope(scope)?;
         let request = Request::default();
         self.pool
@@ -273,13 +270,15 @@ impl Knowledge {
         )
     }
 
-    /// The documents most related to the one at `path`, by the scope's graph.
+    /// The documents most related to the one at `path` (or `scope: path`,
+    /// as in [`Knowledge::document`]), by the scope's graph.
     pub fn related(
         &self,
         scope: Option<&str>,
         path: &str,
         top: usize,
     ) -> anyhow::Result<Vec<NodeRecord>> {
+        let (scope, path) = self.cited(scope, path);
         let scope = self.one_scope(scope)?;
         self.pool.with(
             &scope.path,
@@ -314,6 +313,24 @@ impl Knowledge {
         }
     }
 
+    /// The scope and the path of a citation: `scope: path` names an indexed
+    /// scope of a knowledge root when no scope is given.
+    fn cited<'a>(&self, scope: Option<&'a str>, path: &'a str) -> (Option<&'a str>, &'a str) {
+        let Some(root) = self.root.as_ref().filter(|_| scope.is_none()) else {
+            return (scope, path);
+        };
+        match path.split_once(": ") {
+            Some((slug, rest))
+                if self
+                    .routing(root)
+                    .is_ok_and(|s| s.routing.scope(slug).is_some()) =>
+            {
+                (Some(slug), rest)
+            }
+            _ => (scope, path),
+        }
+    }
+
     /// A scope's own scope, refusing any other one named.
     fn scope_asked(&self, request: &Request) -> anyhow::Result<ScopeEntry> {
         let own = self.own_scope();
@@ -334,13 +351,14 @@ impl Knowledge {
             .route(request, &self.messages())?)
     }
 
-    /// The root's routing, reopened first when the catalog has been rebuilt.
+    /// The root's routing, reopened first when its catalog or its scope
+    /// folders have changed.
     fn routing<'a>(
         &self,
         root: &'a Mutex<RootState>,
     ) -> anyhow::Result<std::sync::MutexGuard<'a, RootState>> {
         let mut state = root.lock().unwrap_or_else(|p| p.into_inner());
-        let stale = catalog_modified(&self.dir) != state.catalog_modified || {
+        let stale = state.routing.catalog_changed() || {
             let due = state.folders_checked.elapsed() >= RESCAN_FOLDERS_EVERY;
             if due {
                 state.folders_checked = Instant::now();
@@ -357,15 +375,8 @@ impl Knowledge {
 impl RootState {
     fn open(dir: &Path, messages: &Messages) -> anyhow::Result<RootState> {
         Ok(RootState {
-            catalog_modified: catalog_modified(dir),
             routing: Routing::open(dir, messages)?,
             folders_checked: Instant::now(),
         })
     }
-}
-
-fn catalog_modified(root: &Path) -> Option<SystemTime> {
-    std::fs::metadata(kts_catalog::catalog_path(root))
-        .and_then(|m| m.modified())
-        .ok()
 }

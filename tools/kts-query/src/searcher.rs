@@ -12,6 +12,7 @@ use petgraph::stable_graph::NodeIndex;
 
 use crate::MAX_CANDIDATES;
 use crate::cite::{Citation, cite, heading_level};
+use crate::context::{self, Citing};
 use crate::embedder::{ModelChoice, SharedModel};
 use crate::graph::{QueryGraph, graph_list};
 use crate::plan::lexicon::{Lexicon, QueryConfig};
@@ -270,9 +271,18 @@ impl Searcher {
         hits: &[HitRecord],
         budget: usize,
     ) -> anyhow::Result<String> {
+        let facts = self.graph_facts(question, None)?;
+        Ok(context::markdown(&facts, hits, budget, Citing::Paths))
+    }
+
+    /// What the scope's graph knows of the question's entities (see
+    /// [`context::graph_facts`]); none without a graph.
+    pub fn graph_facts(&self, question: &str, scope: Option<&str>) -> anyhow::Result<Vec<String>> {
         let seeds = self.seeds(question)?;
-        let graph = self.graph()?.map(|g| (g, seeds.as_slice()));
-        Ok(crate::context::markdown(graph, hits, budget))
+        Ok(self
+            .graph()?
+            .map(|graph| context::graph_facts(graph, &seeds, scope))
+            .unwrap_or_default())
     }
 
     /// The documents sharing the most (and the rarest) entities with the

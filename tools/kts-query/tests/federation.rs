@@ -361,7 +361,7 @@ fn text_results_from_a_root_name_their_scope() {
 
 #[test]
 fn one_scope_flags_ask_for_a_scope_and_take_the_one_named() {
-    for flag in ["--context", "--explain", "--ledger"] {
+    for flag in ["--explain", "--ledger"] {
         let (output, _) = ask(root(), "determination date", flag);
         assert_eq!(output.status.code(), Some(2), "{flag}");
         assert!(
@@ -383,6 +383,50 @@ fn one_scope_flags_ask_for_a_scope_and_take_the_one_named() {
         assert_eq!(records[0]["question"], "determination date", "{asked}");
         assert_eq!(records[1]["scope"], "bear_stearns_2006_he1", "{asked}");
     }
+}
+
+#[test]
+fn a_context_over_a_root_cites_each_passage_and_fact_by_scope_and_path() {
+    let root = small_root(&[
+        (
+            "hr",
+            "# Leave\n\nError ERR-LEAVE-401 means the vacation allowance is used up. To clear \
+             ERR-LEAVE-401, ask HR.\n",
+        ),
+        (
+            "it",
+            "# Servers\n\nError ERR-LEAVE-401 means the server left the cluster. To clear \
+             ERR-LEAVE-401, reboot it.\n",
+        ),
+    ]);
+    let output = kts_tests::succeeded(kts_tests::shell(&format!(
+        "kts-query '{}' 'what does ERR-LEAVE-401 mean' --mode bm25 --context",
+        root.path().display()
+    )));
+    let context = String::from_utf8(output.stdout).unwrap();
+    for (scope, heading) in [("hr", "Leave"), ("it", "Servers")] {
+        assert!(
+            context.contains(&format!(
+                "**ERR-LEAVE-401** (ERROR_CODE, 2 mentions in {scope})"
+            )),
+            "{context}"
+        );
+        assert!(
+            context.contains(&format!("Sources: {scope}: a.md\n")),
+            "{context}"
+        );
+        assert!(
+            context.contains(&format!("] {scope}: a.md > {heading}\n")),
+            "{context}"
+        );
+    }
+    let named = kts_tests::succeeded(kts_tests::shell(&format!(
+        "kts-query '{}' '/it what does ERR-LEAVE-401 mean' --mode bm25 --context",
+        root.path().display()
+    )));
+    let context = String::from_utf8(named.stdout).unwrap();
+    assert!(context.contains("[1] it: a.md > Servers\n"), "{context}");
+    assert!(!context.contains("hr: a.md"), "{context}");
 }
 
 #[test]
@@ -693,4 +737,46 @@ fn a_scope_the_catalog_lists_but_that_went_away_leaves_the_question_to_the_other
         "{stderr}"
     );
     assert_eq!(scopes_of(&found), ["misc"]);
+}
+
+#[test]
+fn an_open_root_asks_the_scopes_its_catalog_gains() {
+    let root = small_root(&[
+        ("hr", "# Leave\n\nAnnual leave needs a form.\n"),
+        ("support", "# Printers\n\nRestart the printer.\n"),
+    ]);
+    let dir = root.path().display().to_string();
+    kts_tests::succeeded(kts_tests::shell(&format!("kts-catalog '{dir}' --quiet")));
+    let model = kts_query::ModelChoice::new(None, None, 1, false);
+    let knowledge = kts_query::Knowledge::open(root.path(), model, "kts-query", true).unwrap();
+    let request = kts_query::Request {
+        question: "pelican beaks".into(),
+        mode: kts_query::Mode::Bm25,
+        ..kts_query::Request::default()
+    };
+    let asked = |knowledge: &kts_query::Knowledge| {
+        let answer = knowledge.search(&request).unwrap();
+        let found: Vec<String> = answer.hits.iter().map(|h| h.scope.clone()).collect();
+        (answer.scopes, found)
+    };
+    assert_eq!(
+        asked(&knowledge),
+        (vec!["hr".into(), "support".into()], vec![])
+    );
+    std::fs::create_dir(root.path().join("birds")).unwrap();
+    std::fs::write(
+        root.path().join("birds/a.md"),
+        "# Pelicans\n\nPelican beaks hold three gallons.\n",
+    )
+    .unwrap();
+    // kts-index puts the new scope in the catalog.
+    kts_tests::succeeded(kts_tests::shell(&format!(
+        "cd '{dir}' && kts-crawl birds | kts-convert | kts-chunk | kts-index birds --quiet"
+    )));
+    let (scopes, found) = asked(&knowledge);
+    assert_eq!(scopes, ["birds", "hr", "support"]);
+    assert_eq!(found, ["birds"]);
+    let counted = knowledge.count_by_scope(&request).unwrap();
+    assert_eq!(counted.len(), 1);
+    assert_eq!(counted[0].scope, "birds");
 }
