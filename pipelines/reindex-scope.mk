@@ -22,6 +22,8 @@
 #   ran            the stages after the crawl that ran, one a line (convert,
 #                  index, graph; for reindex.mk's result line)
 #   prepared       with embeddings, how reindex.mk's first pass went (below)
+#   reindex.lock   held by the run working on the scope (reindex.mk for each
+#                  pass, kts-spark --split for the whole run)
 #
 # With embeddings, reindex.mk makes a scope in two passes so that one
 # kts-embed serves many scopes: `make chunk.jsonl` (crawl, convert, chunk),

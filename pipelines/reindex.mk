@@ -29,9 +29,14 @@
 # not needed); the summary at the end names it and make exits non-zero. So
 # does a scope with documents that could not be indexed (corrupt files,
 # error records): they count, run after run, until they change and are
-# indexed; and so does a folder whose name holds a newline (no scope's may). OUTCOME=FILE: the run's status goes there instead (0 all done, 1
-# a scope failed or documents could not be indexed) and make exits 0 unless
-# it fails itself (pipelines/reindex exits with it).
+# indexed; so does a folder whose name holds a newline (no scope's may); and
+# so do files at the root's top level, which are in no scope (the summary
+# says how many). A scope folder removed while the run goes is `gone`: it
+# is not created again, and it fails nothing. While a run works on a scope
+# it holds SCOPE/.kts/cache/reindex.lock (as kts-spark --split does): a
+# scope another run is indexing fails at once, saying so. OUTCOME=FILE: the
+# run's status goes there instead (0 all done, 1 any of the above) and make
+# exits 0 unless it fails itself (pipelines/reindex exits with it).
 # ROOT/.kts-reindex/ (or STATE=DIR) holds scopes.list, results.tsv (one line
 # per scope: result, seconds, folder, detail, documents not indexed) and
 # summary.txt of the last run. The detail says what ran: kts-index's counts,
@@ -39,7 +44,8 @@
 # A root without a catalog (ROOT/.kts-catalog.db), or whose catalog does not
 # list its scope folders as they are, gets one at the end of the run. LIST=FILE (folder names, one a line) reindexes those scopes only, and
 # leaves the catalog to the caller (kts-spark's tasks run this on their share
-# of a root).
+# of a root); `make ... quiet` only records the scopes with nothing to do
+# (kts-spark's driver asks so before it deals out the others).
 
 SHELL := bash
 .SHELLFLAGS := -euo pipefail -c
@@ -100,25 +106,37 @@ QUIET := $(shell cd '$(ROOT_ABS)' && '$(KTS)/kts-crawl' . --unchanged-scopes < '
 QUIET_SCOPES := $(addprefix scope-,$(QUIET))
 STAGES = SCOPE_DIR=$$dir $(MAKE) -s -C "$$cache" -f '$(HERE)reindex-scope.mk' \
 	KTS='$(KTS)' EMBED='$(EMBED)' GRAPH='$(GRAPH)' THREADS='$(THREADS)'
+# The stage folder, made inside the scope folder only while that is there: a
+# scope removed since it was listed must not come back (mkdir -p would make it).
+CACHE_DIR = { [[ -d $$cache ]] || (cd "$$dir" && mkdir -p .kts/cache); } 2>/dev/null
+# The scope's lock, held until the recipe ends; fails, saying so in the log,
+# when another run (kts-spark --split) holds it.
+LOCK_SCOPE = { exec {lock}>"$$cache/reindex.lock" \
+	&& { flock -n "$$lock" || { echo "reindex: another run is indexing $$dir"; false; }; }; }
+# A scope folder that is not there when its result is written was removed
+# during the run.
+GONE = [[ -d $$dir ]] || result=gone
 
 .PHONY: all $(SCOPES)
 
 all: $(SCOPES)
 	@results='$(STATE)/results.tsv'
 	count() { awk -F'\t' -v r="$$1" '$$1 == r' "$$results" | wc -l; }
-	reindexed=$$(count reindexed) unchanged=$$(count unchanged) failed=$$(count failed)
+	reindexed=$$(count reindexed) unchanged=$$(count unchanged) failed=$$(count failed) gone=$$(count gone)
 	unindexed=$$(awk -F'\t' '$$1 != "failed" && $$5 > 0' "$$results" | wc -l)
-	skipped=0
+	skipped=0 loose=0
 	if [[ -z '$(LIST)' ]]; then
 		skipped=$$(cd '$(ROOT_ABS)' && find . -mindepth 1 -maxdepth 1 -xtype d ! -name '.*' -name $$'*\n*' -printf . | wc -c)
+		loose=$$(cd '$(ROOT_ABS)' && find . -mindepth 1 -maxdepth 1 -xtype f ! -name '.*' -printf . | wc -c)
 	fi
 	ms=$$(( ($${EPOCHREALTIME/./} - $(START)) / 1000 ))
 	{
-		printf 'reindex %s: %d scopes in %d.%03d s: %d reindexed, %d unchanged, %d failed\n' \
+		printf 'reindex %s: %d scopes in %d.%03d s: %d reindexed, %d unchanged, %d failed%s\n' \
 			'$(ROOT_ABS)' $(SCOPE_COUNT) $$((ms / 1000)) $$((ms % 1000)) \
-			"$$reindexed" "$$unchanged" "$$failed"
+			"$$reindexed" "$$unchanged" "$$failed" "$$( ((gone == 0)) || echo ", $$gone gone")"
 		awk -F'\t' -v root='$(ROOT_ABS)' '$$1 == "failed" {
 			printf "  failed: %s: %s (log: %s/%s/.kts/cache/reindex.log)\n", $$3, $$4, root, $$3 }' "$$results"
+		awk -F'\t' '$$1 == "gone" { printf "  gone: %s: %s\n", $$3, $$4 }' "$$results"
 		awk -F'\t' -v root='$(ROOT_ABS)' '$$1 != "failed" && $$5 > 0 {
 			printf "  not indexed: %s: %d of its documents (log: %s/%s/.kts/cache/reindex.log)\n", $$3, $$5, root, $$3 }' \
 			"$$results"
@@ -128,6 +146,10 @@ all: $(SCOPES)
 			printf '  skipped: %d folder(s) whose name holds a newline, which a scope name may not (rename them)\n' \
 				"$$skipped"
 		fi
+		if ((loose > 0)); then
+			printf '  not indexed: %d file(s) at the top level of the root: its scopes are its sub-folders (move them into one)\n' \
+				"$$loose"
+		fi
 	} | tee '$(STATE)/summary.txt'
 	# The first run builds the root's catalog, which routes questions asked
 	# of the root (kts-query ROOT); kts-index keeps its rows current, and a
@@ -136,7 +158,7 @@ all: $(SCOPES)
 		{ '$(KTS)/kts-catalog' '$(ROOT_ABS)' --if-stale --quiet 2>&1 || true; } | sed 's/^/  /' \
 			| tee -a '$(STATE)/summary.txt'
 	fi
-	status=$$((failed > 0 || unindexed > 0 || skipped > 0))
+	status=$$((failed > 0 || unindexed > 0 || skipped > 0 || loose > 0))
 	if [[ -n '$(OUTCOME)' ]]; then
 		echo "$$status" > '$(OUTCOME)'
 	else
@@ -182,9 +204,9 @@ $(PREPARED): prepare-%:
 	cache=$$dir/.kts/cache
 	started=$${EPOCHREALTIME/./}
 	result=failed
-	if { [[ -d $$cache ]] || mkdir -p "$$cache"; } 2>/dev/null && {
+	if $(CACHE_DIR) && {
 		printf '# %(%FT%T%z)T reindex %s\n' -1 "$$dir"
-		$(STAGES) chunk.jsonl
+		$(LOCK_SCOPE) && $(STAGES) chunk.jsonl
 	} >"$$cache/reindex.log" 2>&1; then
 		result=ok
 	fi
@@ -211,9 +233,9 @@ $(filter-out $(QUIET_SCOPES),$(SCOPES)): scope-%:
 		: # the first pass failed (the log says why)
 	elif $(STAGES_DONE); then
 		result=unchanged
-	elif { [[ -d $$cache ]] || mkdir -p "$$cache"; } 2>/dev/null && {
+	elif $(CACHE_DIR) && {
 		[[ -n '$(LATER_PASS)' ]] || printf '# %(%FT%T%z)T reindex %s\n' -1 "$$dir"
-		$(STAGES) $(LATER_PASS) scope
+		$(LOCK_SCOPE) && $(STAGES) $(LATER_PASS) scope
 	} $(LOG)"$$cache/reindex.log" 2>&1; then
 		result=unchanged
 	fi
@@ -224,12 +246,14 @@ $(filter-out $(QUIET_SCOPES),$(SCOPES)): scope-%:
 		rm -f "$$cache/ran"
 		[[ $$result == failed ]] || result=reindexed
 	fi
+	$(GONE)
 	unindexed=0
-	if [[ $$result != failed ]]; then
+	if [[ $$result != failed && $$result != gone ]]; then
 		read -r unindexed < "$$cache/unindexed" 2>/dev/null || unindexed=0
 	fi
 	case $$result in
 		unchanged) detail= ;;
+		gone) detail='the folder was removed during the run' ;;
 		reindexed)
 			if [[ $$ran == *index* ]]; then
 				detail=$$(sed 's/^kts-index: //' "$$cache/index.stamp")

@@ -785,3 +785,129 @@ fn a_folder_whose_name_holds_a_newline_is_named_as_skipped_and_fails_the_run() {
         "{summary}"
     );
 }
+
+#[test]
+fn a_scope_folder_removed_during_the_run_is_gone_and_not_created_again() {
+    let root = knowledge_root();
+    let root = root.path();
+    // Listed as a scope, as a task of kts-spark gets it, but removed since.
+    let state = root.join(".kts-reindex");
+    write(&state.join("list"), "alpha\nremoved\n");
+    for embed in ["0", "1"] {
+        let run = kts_tests::shell(&format!(
+            "make -f '{}' ROOT='{}' BIN='{}' LIST='{}' EMBED={embed} GRAPH=0 -j2",
+            kts_tests::workspace_root()
+                .join("pipelines/reindex.mk")
+                .display(),
+            root.display(),
+            kts_tests::profile_dir().display(),
+            state.join("list").display()
+        ));
+        assert!(
+            run.status.success(),
+            "EMBED={embed}: {}{}",
+            text(&run.stdout),
+            text(&run.stderr)
+        );
+        assert!(!root.join("removed").exists(), "EMBED={embed}");
+        assert_eq!(
+            results(root),
+            [
+                ("reindexed".to_string(), "alpha".to_string()),
+                ("gone".to_string(), "removed".to_string())
+            ],
+            "EMBED={embed}"
+        );
+        let summary = summary(root);
+        assert!(
+            summary.contains("1 reindexed, 0 unchanged, 0 failed, 1 gone")
+                && summary.contains("  gone: removed: the folder was removed during the run"),
+            "EMBED={embed}: {summary}"
+        );
+        std::fs::remove_dir_all(root.join("alpha/.kts")).unwrap();
+    }
+}
+
+#[test]
+fn a_scope_another_run_is_indexing_fails_at_once() {
+    let root = knowledge_root();
+    let root = root.path();
+    let lock = root.join("alpha/.kts/cache/reindex.lock");
+    std::fs::create_dir_all(lock.parent().unwrap()).unwrap();
+    // The run goes on while `flock` holds the scope's lock, as kts-spark
+    // --split does while it indexes the scope.
+    let run = kts_tests::shell(&format!(
+        "flock '{}' make -f '{}' ROOT='{}' BIN='{}' EMBED=0 GRAPH=0 -j2",
+        lock.display(),
+        kts_tests::workspace_root()
+            .join("pipelines/reindex.mk")
+            .display(),
+        root.display(),
+        kts_tests::profile_dir().display()
+    ));
+    assert!(!run.status.success(), "{}", text(&run.stdout));
+    expect_results(
+        root,
+        &[
+            ("failed", "alpha"),
+            ("reindexed", "Beta Team - EMEA"),
+            ("reindexed", "gamma_2006_HE1"),
+        ],
+    );
+    let alpha = root.join("alpha");
+    assert!(
+        summary(root).contains(&format!(
+            "  failed: alpha: reindex: another run is indexing {}",
+            alpha.display()
+        )),
+        "{}",
+        summary(root)
+    );
+    assert!(!alpha.join(".kts/kts.db").exists());
+}
+
+#[test]
+fn a_folder_without_sub_folders_is_refused_and_files_beside_the_scopes_fail_the_run() {
+    let script = kts_tests::workspace_root().join("pipelines/reindex");
+    let run = |root: &Path| {
+        kts_tests::shell(&format!(
+            "'{}' '{}' --no-embed --no-graph --bin '{}'",
+            script.display(),
+            root.display(),
+            kts_tests::profile_dir().display()
+        ))
+    };
+    // A folder of documents, not a root: refused, and nothing written in it.
+    let flat = tempfile::tempdir().unwrap();
+    write(&flat.path().join("leave.md"), "# Leave\n\nThirty days.\n");
+    write(&flat.path().join(".hidden/x.md"), "# Hidden\n");
+    let refused = run(flat.path());
+    assert_eq!(refused.status.code(), Some(2), "{}", text(&refused.stdout));
+    let said = text(&refused.stderr);
+    assert!(
+        said.lines().count() == 1
+            && said.starts_with(&format!(
+                "reindex: {} has no sub-folder, so no scope",
+                flat.path().display()
+            ))
+            && said.contains("index it as one scope: kts-crawl "),
+        "{said}"
+    );
+    assert!(!flat.path().join(".kts-reindex").exists());
+
+    // Files beside the scopes are in none: the run says how many, exit 1.
+    let root = knowledge_root();
+    let root = root.path();
+    write(&root.join("expenses.md"), "# Expenses\n\nReceipts.\n");
+    write(&root.join(".notes.md"), "# Hidden\n");
+    let output = run(root);
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output.stderr));
+    let summary = summary(root);
+    assert!(
+        summary.contains("3 reindexed, 0 unchanged, 0 failed")
+            && summary.contains(
+                "  not indexed: 1 file(s) at the top level of the root: its scopes are its sub-folders"
+            ),
+        "{summary}"
+    );
+}

@@ -4,10 +4,11 @@
 //! scope split in two partitions against the plain pipeline; the binaries
 //! shipped as an archive, in local mode and on a standalone cluster on
 //! loopback (a master and two workers, one killed mid-job), against local
-//! mode; an archive with a damaged model, and the errors that stop a run
-//! before Spark starts. The indexes must hold the same documents and chunk
-//! ids, and vectors within 1e-6. Needs PySpark (`make spark`) and Java;
-//! fails, never skips, without them.
+//! mode; an archive with a damaged model or none shipped, the errors that
+//! stop a run before Spark starts, what a root run leaves out and a root
+//! run with nothing to do (no Spark at all). The indexes must hold the same
+//! documents and chunk ids, and vectors within 1e-6. Needs PySpark (`make
+//! spark`) and Java; fails, never skips, without them.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
@@ -61,12 +62,21 @@ fn venv_bin() -> PathBuf {
     bin
 }
 
-fn kts_spark(args: &[&str]) -> Output {
-    Command::new(venv_bin().join("python"))
+/// kts-spark in local mode with the binaries of this build, `python_options`
+/// given to the environment's Python.
+fn kts_spark_command(python_options: &[&str], args: &[&str]) -> Command {
+    let mut command = Command::new(venv_bin().join("python"));
+    command
+        .args(python_options)
         .arg(workspace_root().join("pipelines/spark/kts-spark"))
         .args(["--master", "local[2]", "--bin"])
         .arg(profile_dir())
-        .args(args)
+        .args(args);
+    command
+}
+
+fn kts_spark(args: &[&str]) -> Output {
+    kts_spark_command(&[], args)
         .output()
         .expect("kts-spark starts")
 }
@@ -295,11 +305,19 @@ fn whole_scopes_on_spark_index_as_pipelines_reindex_does() {
 
 #[test]
 fn one_scope_split_on_spark_indexes_as_the_plain_pipeline_does() {
+    use std::os::unix::ffi::OsStrExt;
+
     let work = tempfile::tempdir().unwrap();
     let (ours, reference) = (work.path().join("split"), work.path().join("plain"));
+    let outside = work.path().join("outside.md");
+    std::fs::write(&outside, "# Outside\n\nNot in the scope.\n").unwrap();
     for scope in [&ours, &reference] {
         copy_files(&shared_path("corpora/rust-rfcs/text"), 8, scope);
         std::fs::write(scope.join("empty.md"), "").unwrap();
+        // Two files kts-crawl skips, with a warning: not indexed.
+        let latin1 = std::ffi::OsStr::from_bytes(b"r\xe9sum\xe9.txt");
+        std::fs::write(scope.join(latin1), "Curriculum.\n").unwrap();
+        std::os::unix::fs::symlink(&outside, scope.join("outside.txt")).unwrap();
     }
     succeeded(shell(&format!(
         "kts-crawl '{0}' | kts-convert | kts-chunk | kts-embed | kts-index '{0}'; \
@@ -315,6 +333,27 @@ fn one_scope_split_on_spark_indexes_as_the_plain_pipeline_does() {
     assert_eq!(output.status.code(), Some(1), "{stdout}\n{stderr}");
     assert!(stderr.contains("2 partitions"), "{stderr}");
     assert_same_index(&ours, &reference);
+    // The files kts-crawl skipped are named, and counted.
+    assert!(
+        stderr.contains(
+            "kts-crawl: warning: skipped r\u{fffd}sum\u{fffd}.txt: file name is not valid UTF-8"
+        ) && stderr
+            .contains("kts-crawl: warning: skipped outside.txt: symbolic link leads outside"),
+        "{stderr}"
+    );
+    assert!(
+        stdout.contains("; 2 files skipped by kts-crawl (its warnings above)"),
+        "{stdout}"
+    );
+    // The chunk records went under the scope's stage folder, and are gone.
+    let temporary = || -> Vec<_> {
+        std::fs::read_dir(ours.join(".kts/cache"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .filter(|name| name.to_string_lossy().starts_with("spark-"))
+            .collect()
+    };
+    assert!(temporary().is_empty(), "left: {:?}", temporary());
 
     // Without --split, a scope is refused: it is not a knowledge root.
     let output = kts_spark(&[ours.to_str().unwrap()]);
@@ -336,6 +375,10 @@ fn one_scope_split_on_spark_indexes_as_the_plain_pipeline_does() {
         .unwrap()
         .write_all(b"\n\nThe tapir addendum.\n")
         .unwrap();
+    // A killed run's chunk records are removed by the next run.
+    let killed = ours.join(".kts/cache/spark-20000101T000000-1/chunks");
+    std::fs::create_dir_all(&killed).unwrap();
+    std::fs::write(killed.join("part-00000"), "{}\n").unwrap();
     let output = kts_spark(&[ours.to_str().unwrap(), "--split", "20", "--no-embed"]);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(1), "{stderr}");
@@ -359,6 +402,7 @@ fn one_scope_split_on_spark_indexes_as_the_plain_pipeline_does() {
         count("SELECT count(*) FROM chunks WHERE text LIKE '%tapir addendum%'"),
         1
     );
+    assert!(temporary().is_empty(), "left: {:?}", temporary());
 }
 
 /// A process started as the leader of a session of its own (`setsid`), with
@@ -763,7 +807,10 @@ fn a_standalone_cluster_with_the_binaries_in_an_archive_survives_a_lost_worker()
     assert_same_index(&split, &local.join("a"));
 
     let mut cluster = Cluster::start(&work.path().join("spark"));
-    let driver_bin = driver_bin(&work.path().join("driver-bin"), &["kts-catalog"]);
+    let driver_bin = driver_bin(
+        &work.path().join("driver-bin"),
+        &["kts-crawl", "kts-catalog"],
+    );
     let mut driver = cluster.submit(
         &archive,
         &driver_bin,
@@ -811,11 +858,13 @@ fn a_standalone_cluster_with_the_binaries_in_an_archive_survives_a_lost_worker()
 }
 
 #[test]
-fn a_damaged_model_in_the_archive_stops_the_run_with_exit_2() {
+fn a_damaged_or_missing_archive_stops_the_run_with_exit_2() {
     let work = tempfile::tempdir().unwrap();
     // An archive whose one model file is not the one its manifest pins.
     let shipped = work.path().join("shipped");
-    std::fs::create_dir_all(shipped.join("models/cache/tiny")).unwrap();
+    for folder in ["models/cache/tiny", "bin", "pipelines"] {
+        std::fs::create_dir_all(shipped.join(folder)).unwrap();
+    }
     std::fs::write(
         shipped.join("models/tiny.json"),
         format!(
@@ -828,7 +877,7 @@ fn a_damaged_model_in_the_archive_stops_the_run_with_exit_2() {
     std::fs::write(shipped.join("models/cache/tiny/model.onnx"), "damaged").unwrap();
     let archive = work.path().join("damaged.tar.gz");
     succeeded(shell(&format!(
-        "tar czf '{}' -C '{}' models",
+        "tar czf '{}' -C '{}' models bin pipelines",
         archive.display(),
         shipped.display()
     )));
@@ -854,6 +903,24 @@ fn a_damaged_model_in_the_archive_stops_the_run_with_exit_2() {
         assert!(
             said.ends_with("/kts/models/cache/tiny/model.onnx arrived damaged: its SHA-256 is not the manifest's"),
             "{name}: {said}"
+        );
+    }
+
+    // An archive spark-submit did not ship (no --archives, or another alias).
+    for (name, args) in [
+        ("split", vec![split.to_str().unwrap(), "--split", "2"]),
+        ("root", vec![root.to_str().unwrap()]),
+    ] {
+        let mut args = args;
+        args.extend(["--archive", "nothere"]);
+        let output = kts_spark(&args);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{name}: {stderr}");
+        assert!(
+            stderr.lines().any(|l| l
+                == "kts-spark: the Spark job failed: no archive nothere reached the executor: \
+                    ship it with spark-submit --archives kts.tar.gz#nothere (see --pack)"),
+            "{name}: {stderr}"
         );
     }
 }
@@ -897,4 +964,119 @@ fn errors_that_stop_a_run_are_one_line_and_exit_2() {
         stderr.contains(&format!("{missing} is not a folder")),
         "{stderr}"
     );
+}
+
+#[test]
+fn a_run_that_cannot_start_stops_at_once_with_one_line_and_leaves_nothing() {
+    let work = tempfile::tempdir().unwrap();
+    let (root, flat) = (work.path().join("root"), work.path().join("flat"));
+    copy_files(
+        &shared_path("corpora/tldr-pages-en/pages/common"),
+        2,
+        &root.join("a"),
+    );
+    copy_files(&shared_path("corpora/rust-rfcs/text"), 2, &flat);
+    let scope = root.join("a");
+    let [root_text, flat_text, scope_text] = [&root, &flat, &scope].map(|p| p.to_str().unwrap());
+    let stops = |mut command: Command, says: &str| {
+        let output = command.output().expect("kts-spark starts");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(stderr.starts_with(says), "{stderr}");
+    };
+
+    // A folder of documents with no sub-folder is one scope, not a root.
+    stops(
+        kts_spark_command(&[], &[flat_text]),
+        &format!(
+            "kts-spark: {flat_text} has no sub-folder, so no scope (a knowledge root's scopes are its \
+             sub-folders): index it as one scope, kts-spark {flat_text} --split N"
+        ),
+    );
+    // No PySpark for this Python (-S: without its site-packages).
+    stops(
+        kts_spark_command(&["-S"], &[root_text]),
+        "kts-spark: PySpark is not installed for ",
+    );
+    // No Java.
+    let mut no_java = kts_spark_command(&[], &[root_text]);
+    no_java.env_remove("JAVA_HOME").env("PATH", work.path());
+    stops(
+        no_java,
+        "kts-spark: Spark needs Java 17 or later: put its java on PATH, or set JAVA_HOME",
+    );
+    assert!(!flat.join(".kts-reindex").exists() && !root.join(".kts-reindex").exists());
+
+    // A knowledge root is not split: nothing is written in it.
+    succeeded(shell(&format!("kts-index '{scope_text}' < /dev/null")));
+    stops(
+        kts_spark_command(&[], &[root_text, "--split", "2"]),
+        &format!(
+            "kts-spark: {root_text} is a knowledge root (indexed scopes under it: a): give it without --split"
+        ),
+    );
+    assert!(!root.join(".kts").exists());
+
+    // Another run holds the scope (a split run, or a root's run working on it).
+    let _held = HeldLock::on(&scope.join(".kts/cache/reindex.lock"));
+    stops(
+        kts_spark_command(&[], &[scope_text, "--split", "2"]),
+        &format!("kts-spark: another run is indexing {scope_text}"),
+    );
+}
+
+#[test]
+fn a_root_run_names_what_is_in_no_scope_and_starts_no_spark_when_nothing_changed() {
+    let work = tempfile::tempdir().unwrap();
+    let root = work.path().join("root");
+    let tldr = shared_path("corpora/tldr-pages-en/pages");
+    copy_files(&tldr.join("common"), 3, &root.join("a"));
+    copy_files(&tldr.join("linux"), 3, &root.join("b"));
+    copy_files(&tldr.join("osx"), 2, &root.join("odd\nname"));
+    std::fs::write(root.join("loose.md"), "# Loose\n\nIn no scope.\n").unwrap();
+    let run = || kts_spark(&[root.to_str().unwrap(), "--no-embed"]);
+
+    let output = run();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains(": 2 scopes in ") && stdout.contains("2 reindexed, 0 unchanged, 0 failed;"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("  skipped: 1 folder(s) whose name holds a newline")
+            && stdout.contains(
+                "  not indexed: 1 file(s) at the top level of the root: its scopes are its sub-folders"
+            ),
+        "{stdout}"
+    );
+
+    // Nothing changed: the scopes are unchanged without Spark, and the
+    // catalog is not rewritten.
+    std::fs::remove_dir_all(root.join("odd\nname")).unwrap();
+    std::fs::remove_file(root.join("loose.md")).unwrap();
+    let catalog = || {
+        std::fs::metadata(root.join(".kts-catalog.db"))
+            .unwrap()
+            .modified()
+            .unwrap()
+    };
+    let cataloged = catalog();
+    let output = run();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr),
+    );
+    assert_eq!(output.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("0 reindexed, 2 unchanged, 0 failed;"),
+        "{stdout}"
+    );
+    assert!(
+        stderr.contains("2 of the 2 scopes of ")
+            && stderr.contains(" unchanged: Spark is not started"),
+        "{stderr}"
+    );
+    assert_eq!(catalog(), cataloged);
 }

@@ -42,8 +42,13 @@ impl Manifest {
 
     pub fn save(&self, root: &Path) -> anyhow::Result<()> {
         let dir = root.join(".kts");
-        std::fs::create_dir_all(&dir)
-            .with_context(|| format!("cannot create {}", dir.display()))?;
+        // Not create_dir_all: a scope folder removed during the crawl stays gone.
+        match std::fs::create_dir(&dir) {
+            Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => {
+                return Err(e).with_context(|| format!("cannot create {}", dir.display()));
+            }
+            _ => {}
+        }
         let temporary = dir.join(format!(".{FILE_NAME}.{}.tmp", std::process::id()));
         let bytes = serde_json::to_vec(&Manifest {
             version: VERSION,
@@ -69,5 +74,19 @@ impl Manifest {
 
     pub fn entries(&self) -> impl Iterator<Item = (&String, &Entry)> {
         self.files.iter()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Manifest;
+
+    #[test]
+    fn saving_never_creates_the_scope_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let gone = dir.path().join("removed-scope");
+        let err = Manifest::default().save(&gone).unwrap_err();
+        assert!(format!("{err:#}").contains("cannot create"), "{err:#}");
+        assert!(!gone.exists());
     }
 }

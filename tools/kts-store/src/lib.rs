@@ -65,6 +65,20 @@ pub fn kts_dir(scope: &Path) -> PathBuf {
     scope.join(".kts")
 }
 
+/// Makes `DIR/.kts` (`dir`), but never the scope folder itself: a scope
+/// removed while it was being indexed is an error naming it, not an empty
+/// index in a folder brought back.
+fn create_kts_dir(scope: &Path, dir: &Path) -> anyhow::Result<()> {
+    match std::fs::create_dir(dir) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            anyhow::bail!("the scope folder {} is not there", scope.display())
+        }
+        Err(e) => Err(lock::cannot_write(dir, e)),
+    }
+}
+
 /// How long a connection waits while another briefly holds the database
 /// (a writer's commit, WAL recovery after a crash).
 const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
@@ -169,7 +183,7 @@ impl Store {
 
     fn try_open_writer(scope: &Path, wait: LockWait) -> anyhow::Result<Store> {
         let dir = kts_dir(scope);
-        std::fs::create_dir_all(&dir).map_err(|e| lock::cannot_write(&dir, e))?;
+        create_kts_dir(scope, &dir)?;
         let lock = lock::acquire(&dir.join("write.lock"), wait)?;
         register_sqlite_vec();
         let path = db_path(scope);

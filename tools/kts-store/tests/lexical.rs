@@ -381,7 +381,10 @@ fn damaged_field_norms_are_found_when_a_reader_opens_the_index() {
 #[test]
 fn after_most_documents_are_deleted_bm25_scores_as_a_fresh_index_does() {
     let dir = tempfile::tempdir().unwrap();
-    let scope = dir.path().join("updated");
+    let (scope, fresh) = (dir.path().join("updated"), dir.path().join("fresh"));
+    for folder in [&scope, &fresh] {
+        std::fs::create_dir(folder).unwrap();
+    }
     let notes = |range: std::ops::Range<usize>| range.map(|n| document(n, "GENERAL", "words"));
     write(&scope, notes(0..50));
     sync(&scope);
@@ -393,7 +396,6 @@ fn after_most_documents_are_deleted_bm25_scores_as_a_fresh_index_does() {
     store.commit().unwrap();
     store.refresh_lexical_index().unwrap();
     drop(store);
-    let fresh = dir.path().join("fresh");
     write(&fresh, notes(0..5));
     sync(&fresh);
 

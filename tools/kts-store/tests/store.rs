@@ -342,6 +342,18 @@ fn a_second_writer_is_refused_while_the_first_holds_the_lock() {
 }
 
 #[test]
+fn a_writer_never_creates_the_scope_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let gone = dir.path().join("removed-scope");
+    let err = Store::open_writer(&gone, LockWait::NoWait).err().unwrap();
+    assert!(
+        format!("{err:#}").contains(&format!("the scope folder {} is not there", gone.display())),
+        "{err:#}"
+    );
+    assert!(!gone.exists());
+}
+
+#[test]
 fn readers_get_clear_messages_when_there_is_no_index() {
     let dir = tempfile::tempdir().unwrap();
     let err = Store::open_read(dir.path()).err().unwrap().to_string();
