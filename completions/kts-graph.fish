@@ -26,7 +26,7 @@ end
 
 complete -c kts-graph -n "__fish_kts_graph_needs_command" -l export -d 'After updating the graph, print it whole on stdout in this form' -r -f -a "node-link\t'Node-link JSON: {"nodes": [...], "links": [...]}, as NetworkX reads it'"
 complete -c kts-graph -n "__fish_kts_graph_needs_command" -l config -d 'Read the settings from this file instead of DIR/.kts/config.toml' -r -F
-complete -c kts-graph -n "__fish_kts_graph_needs_command" -l min-mentions -d 'Leave out entities mentioned fewer times in the scope (seeds and defined terms excepted)' -r
+complete -c kts-graph -n "__fish_kts_graph_needs_command" -l min-mentions -d 'Leave out entities mentioned fewer times in the scope (seeds, defined terms and the concepts kept acronyms are spelled out as excepted)' -r
 complete -c kts-graph -n "__fish_kts_graph_needs_command" -l edge-threshold -d 'Do not follow edges lighter than this (weights are in (0, 1])' -r
 complete -c kts-graph -n "__fish_kts_graph_needs_command" -l seed -d 'An entity to extract wherever its name occurs, as KIND:NAME (e.g. PERSON:Jane Doe); repeatable' -r
 complete -c kts-graph -n "__fish_kts_graph_needs_command" -l taxonomy -d 'A system or tool name to extract as SYSTEM wherever it occurs; repeatable' -r
@@ -42,7 +42,7 @@ complete -c kts-graph -n "__fish_kts_graph_needs_command" -a "entities" -d 'The 
 complete -c kts-graph -n "__fish_kts_graph_needs_command" -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c kts-graph -n "__fish_kts_graph_using_subcommand related" -l top -d 'Documents to list, 1 or more' -r
 complete -c kts-graph -n "__fish_kts_graph_using_subcommand related" -l config -d 'Read the settings from this file instead of DIR/.kts/config.toml' -r -F
-complete -c kts-graph -n "__fish_kts_graph_using_subcommand related" -l min-mentions -d 'Leave out entities mentioned fewer times in the scope (seeds and defined terms excepted)' -r
+complete -c kts-graph -n "__fish_kts_graph_using_subcommand related" -l min-mentions -d 'Leave out entities mentioned fewer times in the scope (seeds, defined terms and the concepts kept acronyms are spelled out as excepted)' -r
 complete -c kts-graph -n "__fish_kts_graph_using_subcommand related" -l edge-threshold -d 'Do not follow edges lighter than this (weights are in (0, 1])' -r
 complete -c kts-graph -n "__fish_kts_graph_using_subcommand related" -l seed -d 'An entity to extract wherever its name occurs, as KIND:NAME (e.g. PERSON:Jane Doe); repeatable' -r
 complete -c kts-graph -n "__fish_kts_graph_using_subcommand related" -l taxonomy -d 'A system or tool name to extract as SYSTEM wherever it occurs; repeatable' -r
@@ -50,21 +50,21 @@ complete -c kts-graph -n "__fish_kts_graph_using_subcommand related" -s h -l hel
 complete -c kts-graph -n "__fish_kts_graph_using_subcommand neighbors" -l hops -d 'Edges to walk, 1 or more [default: the depth setting, 2]' -r
 complete -c kts-graph -n "__fish_kts_graph_using_subcommand neighbors" -l top -d 'Nodes to list, 1 or more' -r
 complete -c kts-graph -n "__fish_kts_graph_using_subcommand neighbors" -l config -d 'Read the settings from this file instead of DIR/.kts/config.toml' -r -F
-complete -c kts-graph -n "__fish_kts_graph_using_subcommand neighbors" -l min-mentions -d 'Leave out entities mentioned fewer times in the scope (seeds and defined terms excepted)' -r
+complete -c kts-graph -n "__fish_kts_graph_using_subcommand neighbors" -l min-mentions -d 'Leave out entities mentioned fewer times in the scope (seeds, defined terms and the concepts kept acronyms are spelled out as excepted)' -r
 complete -c kts-graph -n "__fish_kts_graph_using_subcommand neighbors" -l edge-threshold -d 'Do not follow edges lighter than this (weights are in (0, 1])' -r
 complete -c kts-graph -n "__fish_kts_graph_using_subcommand neighbors" -l seed -d 'An entity to extract wherever its name occurs, as KIND:NAME (e.g. PERSON:Jane Doe); repeatable' -r
 complete -c kts-graph -n "__fish_kts_graph_using_subcommand neighbors" -l taxonomy -d 'A system or tool name to extract as SYSTEM wherever it occurs; repeatable' -r
 complete -c kts-graph -n "__fish_kts_graph_using_subcommand neighbors" -s h -l help -d 'Print help'
 complete -c kts-graph -n "__fish_kts_graph_using_subcommand central" -l top -d 'Entities and topics to list, 1 or more' -r
 complete -c kts-graph -n "__fish_kts_graph_using_subcommand central" -l config -d 'Read the settings from this file instead of DIR/.kts/config.toml' -r -F
-complete -c kts-graph -n "__fish_kts_graph_using_subcommand central" -l min-mentions -d 'Leave out entities mentioned fewer times in the scope (seeds and defined terms excepted)' -r
+complete -c kts-graph -n "__fish_kts_graph_using_subcommand central" -l min-mentions -d 'Leave out entities mentioned fewer times in the scope (seeds, defined terms and the concepts kept acronyms are spelled out as excepted)' -r
 complete -c kts-graph -n "__fish_kts_graph_using_subcommand central" -l edge-threshold -d 'Do not follow edges lighter than this (weights are in (0, 1])' -r
 complete -c kts-graph -n "__fish_kts_graph_using_subcommand central" -l seed -d 'An entity to extract wherever its name occurs, as KIND:NAME (e.g. PERSON:Jane Doe); repeatable' -r
 complete -c kts-graph -n "__fish_kts_graph_using_subcommand central" -l taxonomy -d 'A system or tool name to extract as SYSTEM wherever it occurs; repeatable' -r
 complete -c kts-graph -n "__fish_kts_graph_using_subcommand central" -s h -l help -d 'Print help'
 complete -c kts-graph -n "__fish_kts_graph_using_subcommand entities" -l kind -d 'Only entities of this kind (TERM, SYSTEM, CONCEPT, ACRONYM, ERROR_CODE, PERSON), or the keyword topics (TOPIC)' -r
 complete -c kts-graph -n "__fish_kts_graph_using_subcommand entities" -l config -d 'Read the settings from this file instead of DIR/.kts/config.toml' -r -F
-complete -c kts-graph -n "__fish_kts_graph_using_subcommand entities" -l min-mentions -d 'Leave out entities mentioned fewer times in the scope (seeds and defined terms excepted)' -r
+complete -c kts-graph -n "__fish_kts_graph_using_subcommand entities" -l min-mentions -d 'Leave out entities mentioned fewer times in the scope (seeds, defined terms and the concepts kept acronyms are spelled out as excepted)' -r
 complete -c kts-graph -n "__fish_kts_graph_using_subcommand entities" -l edge-threshold -d 'Do not follow edges lighter than this (weights are in (0, 1])' -r
 complete -c kts-graph -n "__fish_kts_graph_using_subcommand entities" -l seed -d 'An entity to extract wherever its name occurs, as KIND:NAME (e.g. PERSON:Jane Doe); repeatable' -r
 complete -c kts-graph -n "__fish_kts_graph_using_subcommand entities" -l taxonomy -d 'A system or tool name to extract as SYSTEM wherever it occurs; repeatable' -r

@@ -68,7 +68,8 @@ pub struct Args {
     #[arg(long, value_name = "FILE", global = true)]
     pub config: Option<PathBuf>,
 
-    /// Leave out entities mentioned fewer times in the scope (seeds and defined terms excepted).
+    /// Leave out entities mentioned fewer times in the scope (seeds, defined terms and the
+    /// concepts kept acronyms are spelled out as excepted).
     #[arg(long, value_name = "N", global = true, value_parser = clap::value_parser!(u64).range(1..))]
     pub min_mentions: Option<u64>,
 

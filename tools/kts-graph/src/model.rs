@@ -205,7 +205,8 @@ impl Builder {
     }
 
     /// Entity nodes for every entity mentioned at least `min_mentions` times
-    /// in the scope, seeded, or a term a document defines.
+    /// in the scope, seeded, a term a document defines, or the concept a
+    /// document spells a kept acronym out as (its definition, said once).
     fn entities(&mut self, conn: &Connection, settings: &Settings) -> anyhow::Result<Entities> {
         let mut statement = conn.prepare(&format!(
             "SELECT kind, key, name, sum(count) FROM graph_mentions WHERE {INDEXED}
@@ -241,13 +242,28 @@ impl Builder {
             ))?
             .query_map([], |r| r.get(0))?
             .collect::<Result<_, _>>()?;
+        let acronym_kind = EntityKind::Acronym.as_str();
+        let spelled_out: std::collections::BTreeSet<String> = conn
+            .prepare(&format!(
+                "SELECT DISTINCT acronym, expansion FROM graph_expansions WHERE {INDEXED}"
+            ))?
+            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?
+            .filter_map(|row| match row {
+                Ok((acronym, expansion)) => totals
+                    .get(&(acronym_kind.to_string(), acronym))
+                    .is_some_and(|(total, _, _)| *total >= settings.min_mentions)
+                    .then(|| Ok(expansion.to_lowercase())),
+                Err(e) => Some(Err(e)),
+            })
+            .collect::<Result<_, _>>()?;
         let mut kept = Entities::new();
         for ((kind_name, key), (total, name, _)) in totals {
             let Some(kind) = EntityKind::parse(&kind_name) else {
                 continue;
             };
             let is_seed = seeded.iter().any(|(k, n)| *k == kind.as_str() && *n == key);
-            let is_defined = kind == EntityKind::Term && defined.contains(&key);
+            let is_defined = (kind == EntityKind::Term && defined.contains(&key))
+                || (kind == EntityKind::Concept && spelled_out.contains(&key));
             if total < settings.min_mentions && !is_seed && !is_defined {
                 continue;
             }

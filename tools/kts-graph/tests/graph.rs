@@ -130,6 +130,12 @@ fn entities_are_found_with_their_sources() {
 
     let acronyms = nodes(scope.path(), "entities --kind ACRONYM");
     assert_eq!(named(&acronyms, "SSO")["expansion"], "Single Sign On");
+    let concepts = nodes(scope.path(), "entities --kind CONCEPT");
+    assert_eq!(
+        named(&concepts, "Single Sign On")["mentions"],
+        1,
+        "the concept a kept acronym is spelled out as, though said once"
+    );
 
     let terms = nodes(scope.path(), "entities --kind TERM");
     let token = named(&terms, "Session Token");
