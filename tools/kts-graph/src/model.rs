@@ -243,19 +243,21 @@ impl Builder {
             .query_map([], |r| r.get(0))?
             .collect::<Result<_, _>>()?;
         let acronym_kind = EntityKind::Acronym.as_str();
-        let spelled_out: std::collections::BTreeSet<String> = conn
+        let expansions: Vec<(String, String)> = conn
             .prepare(&format!(
                 "SELECT DISTINCT acronym, expansion FROM graph_expansions WHERE {INDEXED}"
             ))?
-            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?
-            .filter_map(|row| match row {
-                Ok((acronym, expansion)) => totals
-                    .get(&(acronym_kind.to_string(), acronym))
-                    .is_some_and(|(total, _, _)| *total >= settings.min_mentions)
-                    .then(|| Ok(expansion.to_lowercase())),
-                Err(e) => Some(Err(e)),
-            })
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
             .collect::<Result<_, _>>()?;
+        let spelled_out: std::collections::BTreeSet<String> = expansions
+            .into_iter()
+            .filter(|(acronym, _)| {
+                totals
+                    .get(&(acronym_kind.to_string(), acronym.clone()))
+                    .is_some_and(|(total, _, _)| *total >= settings.min_mentions)
+            })
+            .map(|(_, expansion)| expansion.to_lowercase())
+            .collect();
         let mut kept = Entities::new();
         for ((kind_name, key), (total, name, _)) in totals {
             let Some(kind) = EntityKind::parse(&kind_name) else {
