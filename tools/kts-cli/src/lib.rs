@@ -42,6 +42,15 @@ pub fn at_least_one() -> clap::builder::RangedU64ValueParser<usize> {
     clap::builder::RangedU64ValueParser::new().range(1..)
 }
 
+/// Longest time limit a tool accepts, in seconds (a day): larger values would
+/// overflow a deadline and mean no limit anyway.
+pub const LONGEST_TIME_LIMIT_SECS: u64 = 86_400;
+
+/// Parses a time limit in seconds: 1 to [`LONGEST_TIME_LIMIT_SECS`].
+pub fn time_limit_seconds() -> clap::builder::RangedU64ValueParser<u64> {
+    clap::builder::RangedU64ValueParser::new().range(1..=LONGEST_TIME_LIMIT_SECS)
+}
+
 /// The documented exit statuses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Exit {

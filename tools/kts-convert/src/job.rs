@@ -102,17 +102,22 @@ pub fn run_in_order<R: Read + Send + 'static>(
 
     let mut pending = BTreeMap::new();
     let mut next = 0;
-    'outputs: for (sequence, outputs) in out_rx {
+    for (sequence, outputs) in out_rx {
         pending.insert(sequence, outputs);
         while let Some(outputs) = pending.remove(&next) {
             for output in outputs {
                 if !emit(output)? {
-                    break 'outputs;
+                    return Ok(());
                 }
             }
             let _ = window_rx.recv();
             next += 1;
         }
+    }
+    if !pending.is_empty() {
+        anyhow::bail!(
+            "a worker thread died: the records after input record {next} were not written"
+        );
     }
     match reading.join() {
         Ok(result) => result.context("reading stdin"),
@@ -143,8 +148,18 @@ fn read_regular_file(path: &Path) -> Result<Vec<u8>, ConvertError> {
 
 /// Converts one file into its document record and those of the documents
 /// inside it (each, or the file, an error record when it cannot be converted).
+/// The outputs of one input file. A panic outside the guarded converter (in
+/// the cache, metadata or image handling) fails that file alone: a worker that
+/// died would leave a hole in the output order and hold back every later file.
 fn convert_file(file: &FileRecord, settings: &Settings) -> Vec<Output> {
-    match try_convert_file(file, settings) {
+    let result = catch_unwind(AssertUnwindSafe(|| try_convert_file(file, settings)))
+        .unwrap_or_else(|panic| {
+            Err(ConvertError::new(
+                ErrorCode::Internal,
+                format!("kts-convert failed: {}", formats::panic_message(&panic)),
+            ))
+        });
+    match result {
         Ok(outputs) => outputs,
         Err(error) => vec![Output::Failed(ErrorRecord::new(
             TOOL,
@@ -323,7 +338,7 @@ fn convert_guarded(
     let (done_tx, done_rx) = bounded(1);
     let limits = settings.limits.clone();
     let ocr = Ocr {
-        deadline: Some(Instant::now() + settings.timeout),
+        deadline: Instant::now().checked_add(settings.timeout),
         ..settings.ocr.clone()
     };
     let spawned = std::thread::Builder::new()

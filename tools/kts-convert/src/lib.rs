@@ -68,9 +68,9 @@ pub struct Args {
     #[arg(long, short = 'j', value_name = "N", value_parser = kts_cli::at_least_one())]
     pub threads: Option<usize>,
 
-    /// Give up on a document after this many seconds, 1 or more (OCR
+    /// Give up on a document after this many seconds, 1 to 86400 (OCR
     /// included: raise it for long scans).
-    #[arg(long, value_name = "SECONDS", default_value_t = 120, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "SECONDS", default_value_t = 120, value_parser = kts_cli::time_limit_seconds())]
     pub timeout: u64,
 
     /// Refuse a document whose Markdown would pass this many MiB, 1 or more
@@ -105,8 +105,8 @@ pub struct Args {
     #[arg(long, value_name = "LANGS", default_value = "eng")]
     pub ocr_languages: String,
 
-    /// Give up on a page (rendering or OCR) after this many seconds, 1 or more.
-    #[arg(long, value_name = "SECONDS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
+    /// Give up on a page (rendering or OCR) after this many seconds, 1 to 86400.
+    #[arg(long, value_name = "SECONDS", default_value_t = 60, value_parser = kts_cli::time_limit_seconds())]
     pub ocr_timeout: u64,
 
     /// Refuse images larger than this many megapixels, 1 or more, before
@@ -139,8 +139,8 @@ pub struct Args {
     #[arg(long, value_name = "CMD")]
     pub describe_images: Option<String>,
 
-    /// Give up on describing an image after this many seconds, 1 or more.
-    #[arg(long, value_name = "SECONDS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
+    /// Give up on describing an image after this many seconds, 1 to 86400.
+    #[arg(long, value_name = "SECONDS", default_value_t = 60, value_parser = kts_cli::time_limit_seconds())]
     pub describe_timeout: u64,
 
     /// Do not write ROOT/.kts/documents (and do not reuse earlier conversions).

@@ -852,3 +852,23 @@ fn a_limit_or_count_of_zero_is_a_usage_error() {
         assert!(records.is_empty());
     }
 }
+
+#[test]
+fn a_time_limit_of_a_day_converts_and_a_longer_one_is_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "a note\n").unwrap();
+    let limits = ["--timeout", "--ocr-timeout", "--describe-timeout"];
+    for flag in limits {
+        let (output, records) = convert(
+            &[file_record(dir.path(), "a.txt")],
+            &[flag, "86400", "--no-store"],
+        );
+        assert!(output.status.success(), "{flag} 86400: {output:?}");
+        assert_eq!(records[0]["schema"], "kts.doc/1", "{flag} 86400");
+
+        let (output, records) = run_convert(b"", &[flag, "18446744073709551615"]);
+        assert_eq!(output.status.code(), Some(2), "{flag} u64::MAX");
+        assert!(String::from_utf8_lossy(&output.stderr).contains("1..=86400"));
+        assert!(records.is_empty());
+    }
+}

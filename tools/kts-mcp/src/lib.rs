@@ -26,9 +26,6 @@ use kts_query::{Knowledge, ModelChoice};
 use server::State;
 use stop::Stop;
 
-/// Longest `--timeout`: a request is a search, not a batch job.
-const MAX_TIMEOUT_SECS: u64 = 86_400;
-
 const ABOUT: &str = "Serve a scope or a knowledge root to agents and editors over MCP";
 
 const AFTER_HELP: &str = "\
@@ -103,7 +100,7 @@ pub struct Args {
     pub token: Option<String>,
 
     /// Time limit of one request, in seconds (at most 86400, a day).
-    #[arg(long, value_name = "SECONDS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=MAX_TIMEOUT_SECS))]
+    #[arg(long, value_name = "SECONDS", default_value_t = 60, value_parser = kts_cli::time_limit_seconds())]
     pub timeout: u64,
 
     /// Requests answered at the same time; more wait their turn
