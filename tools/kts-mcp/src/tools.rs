@@ -210,7 +210,7 @@ fn search(
     let answer = state.knowledge.search(&request)?;
     let mut text = Vec::new();
     for hit in &answer.hits {
-        kts_query::write_text(&mut text, hit, state.knowledge.is_root())?;
+        kts_query::write_text(&mut text, hit, &request.question, state.knowledge.is_root())?;
     }
     if answer.hits.is_empty() {
         text.extend_from_slice(b"no results\n");

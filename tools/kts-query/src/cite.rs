@@ -11,7 +11,7 @@ use kts_chunk::blocks::{self, Kind};
 use kts_record::HitRecord;
 use kts_store::Hit;
 
-use crate::words::stems;
+use crate::words::{stem, stems};
 
 /// One past the deepest Markdown heading level.
 const BELOW_DEEPEST: usize = 7;
@@ -277,6 +277,74 @@ pub fn cited_text(hit: &HitRecord) -> String {
     out
 }
 
+/// `text` on one line, at most about `max` characters: where it must be cut,
+/// the stretch that holds most of the `question`'s words, each counted by how
+/// rare it is in the text (a word said once outweighs one said throughout),
+/// with `…` where text is left out.
+pub fn snippet(text: &str, question: &str, max: usize) -> String {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let flat = words.join(" ");
+    if flat.chars().count() <= max {
+        return flat;
+    }
+    let question = question.to_lowercase();
+    let mut asked: Vec<&str> = Vec::new();
+    let content = question.split(|c: char| !c.is_alphanumeric());
+    for word in content.filter(|w| !w.is_empty() && !kts_store::is_stopword(w)) {
+        let word = stem(word);
+        if !asked.contains(&word) {
+            asked.push(word);
+        }
+    }
+    let found: Vec<Vec<usize>> = words
+        .iter()
+        .map(|word| {
+            let lower = word.to_lowercase();
+            let mut found: Vec<usize> = stems(&lower)
+                .filter_map(|w| asked.iter().position(|a| *a == w))
+                .collect();
+            found.dedup();
+            found
+        })
+        .collect();
+    let mut said = vec![0usize; asked.len()];
+    found.iter().flatten().for_each(|&i| said[i] += 1);
+    let weight = |i: usize| 1.0 / said[i] as f64;
+
+    // The window of whole words starting at each word, and its worth.
+    let mut windows: Vec<(usize, usize, f64)> = Vec::new();
+    for first in 0..words.len() {
+        let (mut end, mut chars) = (first, 0);
+        while end < words.len() && chars + words[end].chars().count() <= max {
+            chars += words[end].chars().count() + 1;
+            end += 1;
+        }
+        let mut held: Vec<usize> = found[first..end].iter().flatten().copied().collect();
+        held.sort_unstable();
+        held.dedup();
+        windows.push((
+            first,
+            end.max(first + 1),
+            held.into_iter().map(weight).sum(),
+        ));
+        if end == words.len() {
+            break;
+        }
+    }
+    let best = windows.iter().map(|w| w.2).fold(0.0, f64::max);
+    // Of the equal best windows following the first, the middle one: the
+    // words found sit inside the snippet rather than at its edge.
+    let tied = windows.iter().position(|w| w.2 == best).unwrap_or(0);
+    let run = windows[tied..].iter().take_while(|w| w.2 == best).count();
+    let (first, end, _) = windows[if best > 0.0 { tied + run / 2 } else { 0 }];
+    format!(
+        "{}{}{}",
+        if first > 0 { "… " } else { "" },
+        words[first..end].join(" "),
+        if end < words.len() { " …" } else { "" }
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -395,6 +463,31 @@ mod tests {
         assert_eq!(
             (cited.slide, cited.heading_path),
             (Some(2), vec!["Pricing".to_string()])
+        );
+    }
+
+    #[test]
+    fn snippets_are_one_line_and_short() {
+        assert_eq!(snippet("a\n\nb  c", "", 10), "a b c");
+        assert_eq!(snippet("one two three four", "", 9), "one two …");
+    }
+
+    #[test]
+    fn a_snippet_cut_short_shows_the_rarest_words_of_the_question() {
+        let filler = "The write path stores each record and its timestamp. ".repeat(12);
+        let text = format!("{filler}The flux capacitor threshold is 1.21 gigawatts. {filler}");
+        let shown = snippet(&text, "flux capacitor threshold of the write path", 120);
+        assert!(
+            shown.contains("flux capacitor threshold is 1.21"),
+            "{shown}"
+        );
+        assert!(shown.starts_with("… ") && shown.ends_with(" …"), "{shown}");
+        assert!(shown.chars().count() <= 124, "{shown}");
+        // Without a word of the question in it, the text's start.
+        let shown = snippet(&text, "nothing here", 120);
+        assert!(
+            shown.starts_with("The write path") && shown.ends_with(" …"),
+            "{shown}"
         );
     }
 }

@@ -16,8 +16,8 @@ use crate::output::{self, BatchHit, write_text};
 use crate::rank::confidence::answer_confidence;
 use crate::searcher::UnusableEmbedding;
 use crate::{
-    Fusion, MAX_CANDIDATES, MIN_FILTERED, Mode, ModelChoice, OutputFormat, Request, RerankBy,
-    Reranker, Searcher, Step, evidence, federation, ledger,
+    DEFAULT_CANDIDATES, Fusion, MAX_CANDIDATES, MIN_FILTERED, Mode, ModelChoice, OutputFormat,
+    Request, RerankBy, Reranker, Searcher, Step, evidence, federation, ledger,
 };
 
 const ABOUT: &str =
@@ -31,7 +31,10 @@ page and slide cited are those of the part of the chunk (from one heading or
 page or slide marker to the next) holding the most distinct words of the
 question, which starts at character cited_start; the chunk's start when it
 holds none. --format text and --context show the chunk from that part on,
-page and slide markers written as (page N) and (slide N). Hybrid mode runs
+page and slide markers written as (page N) and (slide N); cut short (the
+text's 200 characters, the last passage within --budget), the stretch
+holding the question's rarest words is shown. Confidences never rise down
+the list, so --min-confidence keeps the best hits. Hybrid mode runs
 BM25 (FTS5) and vector search (the question embedded with the model the index
 was built with) and fuses their top --candidates: by default each list's
 scores are scaled to [0, 1] (its best 1, its last 0) and summed (--fusion
@@ -162,7 +165,7 @@ pub struct Args {
 
     /// Chunks each retriever contributes before fusion; at least 4 × --top-k,
     /// so that enough distinct documents remain after one chunk per document.
-    #[arg(long, value_name = "N", default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=MAX_CANDIDATES as i64))]
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_CANDIDATES as u32, value_parser = clap::value_parser!(u32).range(1..=MAX_CANDIDATES as i64))]
     pub candidates: u32,
 
     /// Keep every matching chunk, not only the best one of each document.
@@ -378,10 +381,10 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         }
         Some(question) => {
             let hits = answer(&mut searcher, &args, &messages, &mut out, question, None)?;
-            if hits.is_empty() && args.format == OutputFormat::Jsonl {
+            if hits.is_empty() {
                 messages.warn("no results");
             }
-            emit(&mut out, args.format, &hits, None, false)?;
+            emit(&mut out, args.format, &hits, question, None, false)?;
         }
         None => run_batch(&mut searcher, &mut out, &args, &messages)?,
     }
@@ -451,7 +454,7 @@ fn run_root(args: &Args, messages: &Messages, out: &mut JsonlWriter) -> anyhow::
             };
             let given = query.embedding.map(|vector| (vector, query.model));
             let hits = root.search(&route, given)?;
-            emit(out, args.format, &hits, Some(id), true)
+            emit(out, args.format, &hits, &route.question, Some(id), true)
         });
     };
     let route = match args.count_by_scope {
@@ -481,10 +484,10 @@ fn run_root(args: &Args, messages: &Messages, out: &mut JsonlWriter) -> anyhow::
         return write_scope_counts(&found, args.format, out);
     }
     let hits = root.search(&route, None)?;
-    if hits.is_empty() && args.format == OutputFormat::Jsonl {
+    if hits.is_empty() {
         messages.warn("no results");
     }
-    emit(out, args.format, &hits, None, true)
+    emit(out, args.format, &hits, &route.question, None, true)
 }
 
 /// `--list-scopes`: `kts.scope/1` records, or a line per scope.
@@ -640,7 +643,7 @@ fn run_batch(
     for_each_batch_query(messages, out, args.format, |out, query, id| {
         let given = query.embedding.map(|e| (e, query.model));
         let hits = answer(searcher, args, messages, out, &query.text, given)?;
-        emit(out, args.format, &hits, Some(id), false)
+        emit(out, args.format, &hits, &query.text, Some(id), false)
     })
 }
 
@@ -767,12 +770,14 @@ fn unsearchable(question: &str) -> Option<String> {
     }
 }
 
-/// Writes hits as records or text; `with_scope` puts each hit's scope before
-/// its citation in text (answers from many scopes).
+/// Writes hits as records or text (snippets showing the `question`'s words);
+/// `with_scope` puts each hit's scope before its citation in text (answers
+/// from many scopes).
 fn emit(
     out: &mut JsonlWriter,
     format: OutputFormat,
     hits: &[HitRecord],
+    question: &str,
     query_id: Option<&str>,
     with_scope: bool,
 ) -> anyhow::Result<()> {
@@ -791,9 +796,10 @@ fn emit(
                 writeln!(text, "query {id}")?;
             }
             for hit in hits {
-                write_text(&mut text, hit, with_scope)?;
+                write_text(&mut text, hit, question, with_scope)?;
             }
-            if hits.is_empty() {
+            // A single question's "no results" is a warning on stderr.
+            if hits.is_empty() && query_id.is_some() {
                 writeln!(text, "no results")?;
             }
             std::io::stdout().lock().write_all(&text)?;

@@ -9,7 +9,7 @@ use kts_graph::model::NodeKind;
 use kts_record::HitRecord;
 use petgraph::stable_graph::NodeIndex;
 
-use crate::cite::cited_text;
+use crate::cite::{cited_text, snippet};
 use crate::graph::QueryGraph;
 
 /// Neighbours listed per entity.
@@ -34,10 +34,16 @@ pub enum Citing {
     ScopesAndPaths,
 }
 
-/// The context for the graph's `facts` on the question's entities (see
+/// The context for the graph's `facts` on the `question`'s entities (see
 /// [`graph_facts`]) and the `hits`, within `budget` tokens. Without facts,
 /// the passages alone.
-pub fn markdown(facts: &[String], hits: &[HitRecord], budget: usize, citing: Citing) -> String {
+pub fn markdown(
+    question: &str,
+    facts: &[String],
+    hits: &[HitRecord],
+    budget: usize,
+    citing: Citing,
+) -> String {
     let mut out = String::new();
     if !facts.is_empty() {
         let limit = (budget as f64 * GRAPH_SHARE) as usize;
@@ -53,19 +59,18 @@ pub fn markdown(facts: &[String], hits: &[HitRecord], budget: usize, citing: Cit
     }
     out.push_str("## Relevant Passages\n\n");
     for (i, hit) in hits.iter().enumerate() {
-        let passage = passage(i + 1, hit, citing);
+        let (citation, text) = passage(i + 1, hit, citing);
         let left = budget.saturating_sub(tokens(&out));
-        if tokens(&passage) <= left {
-            out.push_str(&passage);
+        let whole = format!("{citation}\n{text}\n\n");
+        if tokens(&whole) <= left {
+            out.push_str(&whole);
             continue;
         }
-        // The last passage that fits in part, cut at a word boundary.
-        let room = left.saturating_mul(4).saturating_sub(8);
+        // The last passage that fits in part: the stretch of it that holds
+        // the question's words.
+        let room = (left.saturating_mul(4)).saturating_sub(citation.chars().count() + 8);
         if room > 80 {
-            let cut: String = passage.chars().take(room).collect();
-            let cut = cut.rsplit_once(' ').map_or(cut.as_str(), |(head, _)| head);
-            out.push_str(cut);
-            out.push_str(" …\n");
+            let _ = writeln!(out, "{citation}\n{}", snippet(&text, question, room));
         }
         break;
     }
@@ -133,9 +138,9 @@ fn entity_entry(graph: &QueryGraph, seed: NodeIndex, scope: Option<&str>) -> Str
     entry
 }
 
-/// `[n] path > heading (page p)` (`[n] scope: path > ...` citing scopes)
-/// then the chunk's text from the part cited.
-fn passage(number: usize, hit: &HitRecord, citing: Citing) -> String {
+/// `[n] path > heading (page p)` (`[n] scope: path > ...` citing scopes),
+/// and the chunk's text from the part cited.
+fn passage(number: usize, hit: &HitRecord, citing: Citing) -> (String, String) {
     let mut citation = match citing {
         Citing::Paths => hit.path.clone(),
         Citing::ScopesAndPaths => format!("{}: {}", hit.scope, hit.path),
@@ -149,7 +154,10 @@ fn passage(number: usize, hit: &HitRecord, citing: Citing) -> String {
     } else if let Some(slide) = hit.slide {
         let _ = write!(citation, " (slide {slide})");
     }
-    format!("[{number}] {citation}\n{}\n\n", cited_text(hit).trim())
+    (
+        format!("[{number}] {citation}"),
+        cited_text(hit).trim().to_string(),
+    )
 }
 
 #[cfg(test)]
@@ -186,7 +194,7 @@ mod tests {
             hit("a.pdf", "E-5 means the token expired."),
             hit("b.md", &long),
         ];
-        let context = markdown(&[], &hits, 200, Citing::Paths);
+        let context = markdown("", &[], &hits, 200, Citing::Paths);
         assert!(
             context.starts_with("## Relevant Passages\n\n[1] a.pdf > Errors (page 2)\nE-5 means")
         );
@@ -204,7 +212,7 @@ mod tests {
         hr.scope = "hr".into();
         let mut it = hit("notes.md", "2 reboots a year.");
         it.scope = "it".into();
-        let context = markdown(&[], &[hr, it], 200, Citing::ScopesAndPaths);
+        let context = markdown("", &[], &[hr, it], 200, Citing::ScopesAndPaths);
         assert!(
             context.contains("[1] hr: notes.md > Errors (page 2)\n25 days")
                 && context.contains("[2] it: notes.md > Errors (page 2)\n2 reboots"),
@@ -220,11 +228,13 @@ mod tests {
         cited.cited_start = Some(10 + "End of page one.\n\n<!-- page: 2 -->\n".chars().count());
         assert_eq!(
             passage(1, &cited, Citing::Paths),
-            "[1] a.pdf > Errors (page 2)\nThe fuse é.\n\n(page 3)\nMore.\n\n"
+            (
+                "[1] a.pdf > Errors (page 2)".to_string(),
+                "The fuse é.\n\n(page 3)\nMore.".to_string()
+            )
         );
         cited.cited_start = Some(10);
-        assert!(
-            passage(1, &cited, Citing::Paths).contains("End of page one.\n\n(page 2)\nThe fuse")
-        );
+        let (_, text) = passage(1, &cited, Citing::Paths);
+        assert!(text.starts_with("End of page one.\n\n(page 2)\nThe fuse"));
     }
 }

@@ -656,15 +656,22 @@ pub fn search_routed(
         pool.with(&scope.path, &scope_request, &quiet, |searcher| {
             searcher.set_scope_name(&scope.slug);
             searcher.one_connection();
-            searcher.search(&route.question, given.clone())
+            let hits = searcher.search(&route.question, given.clone())?;
+            Ok((hits, searcher.absent_doc_types()?))
         })
     });
     let mut lists: Vec<Vec<HitRecord>> = Vec::new();
     let mut failures: Vec<String> = Vec::new();
     let mut unusable_embedding = None;
+    // The types asked for that no scope searched has (a typo, most likely).
+    let mut absent_everywhere: Option<Vec<String>> = None;
     for (scope, result) in route.scopes.iter().zip(results) {
         match result {
-            Ok(hits) => lists.push(hits),
+            Ok((hits, absent)) => {
+                lists.push(hits);
+                let everywhere = absent_everywhere.get_or_insert_with(|| absent.clone());
+                everywhere.retain(|t| absent.contains(t));
+            }
             Err(e) => {
                 messages.warn(&format!("scope {} skipped: {e:#}", scope.slug));
                 failures.push(format!("{}: {e:#}", scope.slug));
@@ -679,6 +686,13 @@ pub fn search_routed(
     {
         // The question's given embedding is at fault, not the scopes.
         return Err(error);
+    }
+    if let Some(absent) = absent_everywhere.filter(|absent| !absent.is_empty()) {
+        messages.warn(&format!(
+            "no document of the {} scope(s) asked has the type {}",
+            lists.len(),
+            absent.join(", ")
+        ));
     }
     if lists.is_empty() && !failures.is_empty() {
         // Said in full: a caller over MCP never sees the warnings.
@@ -735,6 +749,7 @@ pub fn context_routed(
         }
     }
     Ok(context::markdown(
+        &route.question,
         &facts,
         &hits,
         request.budget,

@@ -42,6 +42,11 @@ pub use steps::{Step, Steps};
 /// Default of `--min-filtered`.
 pub const MIN_FILTERED: usize = 3;
 
+/// Default of `--candidates`: as many as a 100-hit search uses, so that the
+/// first hits do not depend on how many are asked for (fusion scales each
+/// list over its length) and are the order the evaluation measures.
+pub const DEFAULT_CANDIDATES: usize = 400;
+
 /// Most chunks a retriever contributes (`--candidates`, and deeper searches).
 pub const MAX_CANDIDATES: usize = 4096;
 

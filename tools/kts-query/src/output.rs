@@ -5,7 +5,7 @@ use std::io::Write;
 use kts_record::{HitRecord, PlanRecord};
 use serde::Serialize;
 
-use crate::cite::cited_text;
+use crate::cite::{cited_text, snippet};
 
 /// A hit of a `--batch` query: the hit's fields and the query's id.
 #[derive(Serialize)]
@@ -16,8 +16,14 @@ pub struct BatchHit<'a> {
 }
 
 /// `--format text`: rank, score, citation (after the scope's slug, with
-/// `with_scope`) and a snippet from the cited part of the chunk, for humans.
-pub fn write_text(out: &mut impl Write, hit: &HitRecord, with_scope: bool) -> std::io::Result<()> {
+/// `with_scope`) and a snippet of the cited part of the chunk showing the
+/// `question`'s words, for humans.
+pub fn write_text(
+    out: &mut impl Write,
+    hit: &HitRecord,
+    question: &str,
+    with_scope: bool,
+) -> std::io::Result<()> {
     let mut citation = match with_scope {
         true => format!("{}: {}", hit.scope, hit.path),
         false => hit.path.clone(),
@@ -32,7 +38,7 @@ pub fn write_text(out: &mut impl Write, hit: &HitRecord, with_scope: bool) -> st
         citation.push_str(&format!("  (slide {slide})"));
     }
     writeln!(out, "{:>2}. {:.4}  {citation}", hit.rank, hit.score)?;
-    writeln!(out, "    {}", snippet(&cited_text(hit), 200))
+    writeln!(out, "    {}", snippet(&cited_text(hit), question, 200))
 }
 
 /// `--explain --format text`: the plan, for humans.
@@ -71,26 +77,4 @@ pub fn write_plan(out: &mut impl Write, plan: &PlanRecord) -> std::io::Result<()
         )?;
     }
     writeln!(out)
-}
-
-/// The text on one line, cut at a word boundary near `max` characters.
-fn snippet(text: &str, max: usize) -> String {
-    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if flat.chars().count() <= max {
-        return flat;
-    }
-    let cut: String = flat.chars().take(max).collect();
-    let cut = cut.rsplit_once(' ').map_or(cut.as_str(), |(head, _)| head);
-    format!("{cut} …")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn snippets_are_one_line_and_short() {
-        assert_eq!(snippet("a\n\nb  c", 10), "a b c");
-        assert_eq!(snippet("one two three four", 9), "one two …");
-    }
 }

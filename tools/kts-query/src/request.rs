@@ -64,7 +64,7 @@ impl Default for Request {
             mode: Mode::Hybrid,
             fusion: Fusion::default(),
             top_k: 10,
-            candidates: 100,
+            candidates: crate::DEFAULT_CANDIDATES,
             all_chunks: false,
             with: Vec::new(),
             without: Vec::new(),

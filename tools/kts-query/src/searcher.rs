@@ -17,7 +17,7 @@ use crate::embedder::{ModelChoice, SharedModel};
 use crate::graph::{QueryGraph, graph_list};
 use crate::plan::lexicon::{Lexicon, QueryConfig};
 use crate::plan::{Plan, Planner, Role, SubQuery};
-use crate::rank::confidence::{confidence, features as confidence_features};
+use crate::rank::confidence::{confidence, features as confidence_features, never_rising};
 use crate::rank::feedback::{FEEDBACK_CHUNKS, moved_toward};
 use crate::rank::fuse::{Fused, fuse, top_k};
 use crate::request::{Request, Settings};
@@ -272,7 +272,13 @@ impl Searcher {
         budget: usize,
     ) -> anyhow::Result<String> {
         let facts = self.graph_facts(question, None)?;
-        Ok(context::markdown(&facts, hits, budget, Citing::Paths))
+        Ok(context::markdown(
+            question,
+            &facts,
+            hits,
+            budget,
+            Citing::Paths,
+        ))
     }
 
     /// What the scope's graph knows of the question's entities (see
@@ -300,20 +306,25 @@ impl Searcher {
     /// Says so when none of the scope's documents has a type the filters ask
     /// for (a typo in `--doc-type` would otherwise only give no results).
     pub fn warn_of_absent_doc_types(&self, messages: &Messages) -> anyhow::Result<()> {
-        let present = self.doc_types()?;
-        let absent: Vec<&str> = (self.settings.filters.doc_types.iter())
-            .filter(|t| !present.iter().any(|p| p.eq_ignore_ascii_case(t)))
-            .map(String::as_str)
-            .collect();
+        let absent = self.absent_doc_types()?;
         if !absent.is_empty() {
             messages.warn(&format!(
                 "no document of the scope {} has the type {} (its types: {})",
                 self.scope,
                 absent.join(", "),
-                present.join(", ")
+                self.doc_types()?.join(", ")
             ));
         }
         Ok(())
+    }
+
+    /// The types the filters ask for that no document of the scope has.
+    pub fn absent_doc_types(&self) -> anyhow::Result<Vec<String>> {
+        let present = self.doc_types()?;
+        Ok((self.settings.filters.doc_types.iter())
+            .filter(|t| !present.iter().any(|p| p.eq_ignore_ascii_case(t)))
+            .cloned()
+            .collect())
     }
 
     /// The open store, for reading documents back.
@@ -530,8 +541,11 @@ impl Searcher {
                 feedback_note = Some(PlanNote {
                     step: Step::Feedback.name().to_string(),
                     detail: format!(
-                        "vector search again, moved toward the best {} chunks (weight {weight})",
-                        chunks.len()
+                        "vector search again, moved toward the best {} (weight {weight})",
+                        match chunks.len() {
+                            1 => "chunk".to_string(),
+                            n => format!("{n} chunks"),
+                        }
                     ),
                 });
             }
@@ -749,8 +763,17 @@ impl Searcher {
                 stemmed.push(term);
             }
         }
-        kept.iter()
+        let kept: Vec<(&Fused, Hit)> = kept
+            .iter()
             .filter_map(|fused| Some((fused, hits.remove(&fused.rowid)?)))
+            .collect();
+        let confidences: Vec<f64> = never_rising(
+            kept.iter()
+                .enumerate()
+                .map(|(i, (fused, _))| confidence(&confidence_features(fused, i + 1))),
+        )
+        .collect();
+        kept.into_iter()
             .enumerate()
             .map(|(i, (fused, hit))| {
                 let cited = self.citation(&hit, &stemmed)?;
@@ -772,7 +795,7 @@ impl Searcher {
                     page: cited.page,
                     slide: cited.slide,
                     signals: signals(fused),
-                    confidence: Some(confidence(&confidence_features(fused, i + 1))),
+                    confidence: Some(confidences[i]),
                 })
             })
             .collect()
@@ -810,7 +833,8 @@ fn planned_query(query: &SubQuery, retrieved: &Retrieved) -> PlannedQuery {
         .to_string(),
         search_text: query.search_text.clone(),
         embed_text: query.embed_text.clone(),
-        doc_types: query.doc_types.clone(),
+        // The types asked for (--doc-type, /slug /type) and those the intent gave.
+        doc_types: query.filters.doc_types.clone(),
         entities: query.entities.clone(),
         documents: retrieved.documents,
         fell_back: retrieved.fell_back,

@@ -138,6 +138,10 @@ fn the_doc_type_narrows_within_the_scope() {
     );
     let none = hits("/support /meeting determination date agreement", "");
     assert!(none.is_empty(), "{none:#?}");
+    let (output, none) = ask(root(), "determination date", "--doc-type polcy");
+    assert!(output.status.success() && none.is_empty());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("scope(s) asked has the type POLCY"), "{stderr}");
 }
 
 #[test]

@@ -83,6 +83,17 @@ pub fn logistic(coefficients: &[f64; 8], features: &[f64; 7]) -> f64 {
     1.0 / (1.0 + (-z).exp())
 }
 
+/// Confidences of hits in rank order made never to rise down the list: a hit
+/// is trusted no more than the hits ranked above it (so that
+/// `--min-confidence` keeps a prefix of the ranking). Each value depends on
+/// the hits above it alone, not on how many are asked for.
+pub fn never_rising(confidences: impl Iterator<Item = f64>) -> impl Iterator<Item = f64> {
+    confidences.scan(f64::INFINITY, |ceiling, c| {
+        *ceiling = c.min(*ceiling);
+        Some(*ceiling)
+    })
+}
+
 /// The confidence of an answer set: that of its best hit.
 pub fn answer_confidence(hits: &[f64]) -> Option<f64> {
     hits.iter().copied().reduce(f64::max)
@@ -131,5 +142,12 @@ mod tests {
         assert_eq!(f[2], 0.5);
         assert_eq!(f[3], 0.0);
         assert!((f[6] - 1.0 / 3.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn confidences_never_rise_down_the_list() {
+        let ranked = [0.47, 0.69, 0.3, 0.35, 0.1];
+        let shown: Vec<f64> = never_rising(ranked.into_iter()).collect();
+        assert_eq!(shown, [0.47, 0.47, 0.3, 0.3, 0.1]);
     }
 }
