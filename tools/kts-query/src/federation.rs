@@ -17,7 +17,6 @@ use kts_store::{ScopeEntry, Scopes, discover_scopes, is_scope, names_slug, scope
 
 use crate::context::{self, Citing};
 use crate::pool::SearcherPool;
-use crate::searcher::UnusableEmbedding;
 use crate::words::lowercase_words;
 use crate::{Mode, ModelChoice, Request};
 
@@ -656,13 +655,17 @@ pub fn search_routed(
         pool.with(&scope.path, &scope_request, &quiet, |searcher| {
             searcher.set_scope_name(&scope.slug);
             searcher.one_connection();
-            let hits = searcher.search(&route.question, given.clone())?;
+            // A scope of another model embeds the question itself; one
+            // without vectors searches by keywords.
+            let given = (given.clone()).filter(|(vector, model)| {
+                searcher.takes_embedding_of(model.as_deref(), vector.len())
+            });
+            let hits = searcher.search(&route.question, given)?;
             Ok((hits, searcher.absent_doc_types()?))
         })
     });
     let mut lists: Vec<Vec<HitRecord>> = Vec::new();
     let mut failures: Vec<String> = Vec::new();
-    let mut unusable_embedding = None;
     // The types asked for that no scope searched has (a typo, most likely).
     let mut absent_everywhere: Option<Vec<String>> = None;
     for (scope, result) in route.scopes.iter().zip(results) {
@@ -675,17 +678,8 @@ pub fn search_routed(
             Err(e) => {
                 messages.warn(&format!("scope {} skipped: {e:#}", scope.slug));
                 failures.push(format!("{}: {e:#}", scope.slug));
-                if e.is::<UnusableEmbedding>() {
-                    unusable_embedding = Some(e);
-                }
             }
         }
-    }
-    if let Some(error) = unusable_embedding
-        && lists.is_empty()
-    {
-        // The question's given embedding is at fault, not the scopes.
-        return Err(error);
     }
     if let Some(absent) = absent_everywhere.filter(|absent| !absent.is_empty()) {
         messages.warn(&format!(
@@ -770,9 +764,9 @@ fn scopes_of<'a>(hits: &[HitRecord], route: &'a Route) -> Vec<&'a ScopeEntry> {
     scopes
 }
 
-/// The question embedded with the model of the scopes asked (every scope of
-/// a root must share it; one that does not is skipped when searched): the
-/// first scope whose index can be read says which.
+/// The question embedded once with the model of the first scope asked that
+/// has vectors; a scope of another model embeds it again, one without
+/// vectors searches by keywords.
 fn embed_question(
     model: &ModelChoice,
     request: &Request,
@@ -791,7 +785,7 @@ fn embed_question(
             }
         };
         if meta.model_id.is_none() {
-            return Ok(None);
+            continue;
         }
         let loaded = model.load(&meta, &scope.path)?;
         return Ok(Some((loaded.embed_query(&route.question)?, meta.model_id)));

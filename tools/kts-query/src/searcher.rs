@@ -184,6 +184,12 @@ impl Searcher {
         Ok(self.embedder.as_ref().expect("loaded above"))
     }
 
+    /// Whether a question embedded by `model` into `dims` dimensions can be
+    /// searched in this index (built with that model).
+    pub fn takes_embedding_of(&self, model: Option<&str>, dims: usize) -> bool {
+        model.is_some() && model == self.meta.model_id.as_deref() && Some(dims) == self.meta.dims
+    }
+
     /// A given embedding, checked against the index's model.
     fn checked(&self, vector: Vec<f32>, model: Option<String>) -> anyhow::Result<Vec<f32>> {
         let model = model.unwrap_or_else(|| "unknown".into());

@@ -141,7 +141,10 @@ fn the_doc_type_narrows_within_the_scope() {
     let (output, none) = ask(root(), "determination date", "--doc-type polcy");
     assert!(output.status.success() && none.is_empty());
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("scope(s) asked has the type POLCY"), "{stderr}");
+    assert!(
+        stderr.contains("scope(s) asked has the type POLCY"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -287,6 +290,39 @@ fn a_hybrid_fan_out_embeds_the_question_once_and_skips_a_scope_of_another_model(
     );
     let found = records(&output);
     assert_eq!(scopes_of(&found), ["hr"]);
+}
+
+#[test]
+fn a_keyword_only_scope_answers_beside_embedded_ones() {
+    let root = tempfile::tempdir().unwrap();
+    for (scope, text, embed) in [
+        ("fruit", "# Fruit\n\nBananas are yellow.\n", "| kts-embed"),
+        (
+            "tools",
+            "# Tools\n\nThe gizudex escalation tool holds for 4561 hours.\n",
+            "",
+        ),
+        ("colours", "# Colours\n\nThe sky is blue.\n", "| kts-embed"),
+    ] {
+        let dir = root.path().join(scope);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("a.md"), text).unwrap();
+        let dir = dir.display();
+        kts_tests::succeeded(kts_tests::shell(&format!(
+            "kts-crawl '{dir}' | kts-convert | kts-chunk {embed} | kts-index '{dir}' --quiet"
+        )));
+    }
+    let output = kts_tests::succeeded(kts_tests::shell(&format!(
+        "kts-query '{}' 'how long does the gizudex tool hold'",
+        root.path().display()
+    )));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!stderr.contains("skipped"), "{stderr}");
+    let found = records(&output);
+    assert_eq!(found[0]["scope"], "tools", "{found:#?}");
+    let mut scopes = scopes_of(&found);
+    scopes.sort();
+    assert_eq!(scopes, ["colours", "fruit", "tools"]);
 }
 
 #[test]

@@ -481,8 +481,15 @@ fn doc_type_filters_both_retrievers() {
     assert!(!hits.is_empty());
     assert!(hits.iter().all(|h| h["doc_type"] == "POLICY"), "{hits:?}");
     assert!(hits.iter().any(|h| h["signals"].get("vector").is_some()));
-    let explained = ok(scope(), &["rules for staff", "--doc-type", "policy", "--explain"], "");
-    assert_eq!(explained[0]["queries"][0]["doc_types"], serde_json::json!(["POLICY"]));
+    let explained = ok(
+        scope(),
+        &["rules for staff", "--doc-type", "policy", "--explain"],
+        "",
+    );
+    assert_eq!(
+        explained[0]["queries"][0]["doc_types"],
+        serde_json::json!(["POLICY"])
+    );
     let (output, hits) = query(scope(), &["rules for staff", "--doc-type", "polcy"], "");
     assert!(output.status.success() && hits.is_empty());
     let stderr = String::from_utf8_lossy(&output.stderr);
