@@ -448,7 +448,8 @@ fn run_root(args: &Args, messages: &Messages, out: &mut JsonlWriter) -> anyhow::
                 Ok(route) => route,
                 Err(e) => {
                     let at = format!("query {id}");
-                    let error = messages.reject_record(&at, ErrorCode::BadRecord, &advised(&e));
+                    let mut error = messages.reject_record(&at, ErrorCode::BadRecord, &advised(&e));
+                    error.query_id = Some(id.to_string());
                     return write_error(out, args.format, &error);
                 }
             };

@@ -194,12 +194,31 @@ fn route_by_catalog(
         .search_slugs(question, max_scopes + 1)
         .map_err(|e| RouteError::Other(format!("cannot search the catalog: {e:#}")))?;
     let best = matches.first().map_or(0.0, |(_, score)| *score);
-    let scopes: Vec<ScopeEntry> = matches
+    let mut scopes: Vec<ScopeEntry> = Vec::new();
+    let mut gone = false;
+    for (slug, _) in matches
         .iter()
         .filter(|(_, score)| *score >= best * CATALOG_SHARE_OF_BEST)
-        .filter_map(|(slug, _)| indexed.iter().find(|s| s.slug == *slug))
-        .map(|s| (*s).clone())
-        .collect();
+    {
+        match indexed.iter().find(|s| s.slug == *slug) {
+            Some(scope) => scopes.push((*scope).clone()),
+            None => gone = true,
+        }
+    }
+    if gone {
+        // A scope matched has been renamed or moved since the catalog was
+        // built, most likely to one the catalog does not list: those are asked.
+        let listed: HashSet<String> = (catalog.scope_entries())
+            .map_err(|e| RouteError::Other(format!("cannot read the catalog: {e:#}")))?
+            .into_iter()
+            .map(|entry| entry.slug)
+            .collect();
+        scopes.extend(
+            (indexed.iter())
+                .filter(|s| !listed.contains(&s.slug))
+                .map(|s| (*s).clone()),
+        );
+    }
     if scopes.len() > max_scopes {
         return Err(too_many(
             &format!("more than {max_scopes} scopes of the catalog match it"),

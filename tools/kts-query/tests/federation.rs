@@ -375,7 +375,7 @@ EOF"#,
     let scopes_for = |id: &str| -> Vec<&str> {
         found
             .iter()
-            .filter(|h| h["query_id"] == id)
+            .filter(|h| h["query_id"] == id && h["schema"] == "kts.hit/1")
             .map(|h| h["scope"].as_str().unwrap())
             .collect()
     };
@@ -386,6 +386,8 @@ EOF"#,
             .all(|s| *s == "bear_stearns_2006_he2")
     );
     assert!(scopes_for("unknown").is_empty());
+    let failed = found.iter().find(|r| r["schema"] == "kts.error/1").unwrap();
+    assert_eq!(failed["query_id"], "unknown", "{failed}");
     assert_eq!(scopes_for("3").first(), Some(&"support"));
 }
 
@@ -504,6 +506,12 @@ fn a_scope_renamed_since_the_catalog_was_built_is_still_asked_listed_and_counted
         stderr.contains("the catalog does not list people"),
         "{stderr}"
     );
+    assert_eq!(scopes_of(&found), ["people"]);
+    // Routed by the catalog (more scopes than a question may ask), the
+    // scope matched under its old name is asked under its new one.
+    let (output, found) = ask(root.path(), "zebracode", "--max-scopes 1");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
     assert_eq!(scopes_of(&found), ["people"]);
     let (_, counted) = ask(root.path(), "zebracode", "--count-by-scope");
     assert_eq!(counted.len(), 1);
