@@ -111,11 +111,25 @@ fn entity_entry(graph: &QueryGraph, seed: NodeIndex, scope: Option<&str>) -> Str
     }
     let mut edges = kg.edges_of(seed);
     edges.sort_by(|a, b| b.1.weight.total_cmp(&a.1.weight).then(a.0.cmp(&b.0)));
-    let neighbours: Vec<String> = edges
+    // Several edges may join two entities (one per document saying so, or
+    // of several kinds): each neighbour is listed once, with its kinds.
+    let mut neighbours: Vec<(NodeIndex, Vec<&str>)> = Vec::new();
+    for (other, edge) in &edges {
+        if !matches!(kg.graph[*other].kind, NodeKind::Entity(_)) {
+            continue;
+        }
+        let label = edge.label;
+        if let Some((_, labels)) = neighbours.iter_mut().find(|(node, _)| node == other) {
+            if !labels.contains(&label) {
+                labels.push(label);
+            }
+        } else if neighbours.len() < NEIGHBOURS {
+            neighbours.push((*other, vec![label]));
+        }
+    }
+    let neighbours: Vec<String> = neighbours
         .iter()
-        .filter(|(other, _)| matches!(kg.graph[*other].kind, NodeKind::Entity(_)))
-        .take(NEIGHBOURS)
-        .map(|(other, edge)| format!("{} ({})", kg.graph[*other].name, edge.label))
+        .map(|(other, labels)| format!("{} ({})", kg.graph[*other].name, labels.join(", ")))
         .collect();
     if !neighbours.is_empty() {
         let _ = write!(entry, "\n  - Related: {}", neighbours.join(", "));

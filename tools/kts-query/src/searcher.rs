@@ -481,15 +481,32 @@ impl Searcher {
             docs.insert(rowid, doc.clone());
             Ok(doc)
         };
+        let mut graph_note = None;
         if self.settings.steps.on(Step::Graph) {
             let seeds = self.seeds(text)?;
-            if let (Some(graph), false) = (self.graph()?, seeds.is_empty()) {
-                let scores = graph.document_scores(&graph.reach(&seeds));
-                let list = graph_list(&lists, &scores, &mut doc_of)?;
-                if !list.is_empty() {
-                    lists.push(("graph".to_string(), list));
+            let detail = match self.graph()? {
+                None => "no knowledge graph (kts-graph DIR builds it)".to_string(),
+                Some(_) if seeds.is_empty() => "the question names no entity of the graph".into(),
+                Some(graph) => {
+                    let scores = graph.document_scores(&graph.reach(&seeds));
+                    let list = graph_list(&lists, &scores, &mut doc_of)?;
+                    let detail = format!(
+                        "entities {} → {} of the chunks found",
+                        (seeds.iter().map(|&seed| graph.kg.graph[seed].name.as_str()))
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                        list.len()
+                    );
+                    if !list.is_empty() {
+                        lists.push(("graph".to_string(), list));
+                    }
+                    detail
                 }
-            }
+            };
+            graph_note = Some(PlanNote {
+                step: Step::Graph.name().to_string(),
+                detail,
+            });
         }
         let weights = &self.settings.weights;
         let weight_of = |name: &str| {
@@ -586,6 +603,7 @@ impl Searcher {
                     detail: n.detail.clone(),
                 })
                 .chain(self.lexical_note())
+                .chain(graph_note)
                 .chain(feedback_note)
                 .chain(reranked)
                 .collect(),

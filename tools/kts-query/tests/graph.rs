@@ -90,6 +90,16 @@ fn the_graph_signal_raises_documents_connected_to_the_question_entities() {
         assert!(signal["rank"].as_u64().is_some(), "{hit}");
         assert!(signal["score"].as_f64().unwrap() > 0.0, "{hit}");
     }
+
+    let explained = query(scope.path(), "--without filters,signals --graph --explain");
+    let note = (explained[0]["notes"].as_array().unwrap().iter())
+        .find(|note| note["step"] == "graph")
+        .unwrap_or_else(|| panic!("no graph note: {}", explained[0]));
+    let detail = note["detail"].as_str().unwrap();
+    assert!(
+        detail.starts_with("entities ") && detail.contains("AuthService"),
+        "{detail}"
+    );
 }
 
 #[test]
@@ -154,6 +164,39 @@ fn an_entity_names_each_source_once() {
         "{context}"
     );
     assert!(context.contains("  - Sources: glossary.md\n"), "{context}");
+}
+
+#[test]
+fn an_entity_names_each_neighbour_once() {
+    let scope = tempfile::tempdir().unwrap();
+    // Two documents spell the acronym out: two edges to one neighbour.
+    for (name, text) in [
+        (
+            "a.md",
+            "# A\n\nThe Service Level Agreement (SLA) for the payments API is 99.95% uptime.\n",
+        ),
+        (
+            "b.md",
+            "# B\n\nOur Service Level Agreement (SLA) is reviewed quarterly. The SLA binds Acme.\n",
+        ),
+    ] {
+        std::fs::write(scope.path().join(name), text).unwrap();
+    }
+    index(scope.path());
+    let dir = scope.path().display();
+    kts_tests::succeeded(kts_tests::shell(&format!("kts-graph '{dir}' --quiet")));
+    let output = kts_tests::succeeded(kts_tests::shell(&format!(
+        "kts-query '{dir}' 'what does SLA stand for' --mode bm25 --context"
+    )));
+    let context = String::from_utf8(output.stdout).unwrap();
+    let related = (context.lines())
+        .find(|line| line.starts_with("  - Related: "))
+        .unwrap_or_else(|| panic!("{context}"));
+    assert_eq!(
+        related.matches("Service Level Agreement").count(),
+        1,
+        "{related}"
+    );
 }
 
 #[test]
