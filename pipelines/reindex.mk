@@ -99,7 +99,7 @@ QUIET := $(shell cd '$(ROOT_ABS)' && '$(KTS)/kts-crawl' . --unchanged-scopes < '
 		for to in $(CHAIN); do \
 			[[ -e $$cache/$$to && ( -z $$from || ! $$cache/$$from -nt $$cache/$$to ) ]] || done=false; from=$$to; \
 		done; \
-		read -r settings < "$$cache/settings" 2>/dev/null || :; \
+		{ read -r settings < "$$cache/settings"; } 2>/dev/null || :; \
 		if [[ $$done == true && $$settings == embed=$(if $(filter 0,$(EMBED)),0,1) ]]; then printf '%s\n' "$$name"; fi; \
 	done | awk 'FILENAME == "-" { quiet[$$0]; next } $$0 in quiet { print FNR }' - '$(STATE)/scopes.list' \
 	| tee '$(STATE)/quiet.list')

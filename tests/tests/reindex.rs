@@ -895,6 +895,23 @@ fn a_folder_without_sub_folders_is_refused_and_files_beside_the_scopes_fail_the_
     );
     assert!(!flat.path().join(".kts-reindex").exists());
 
+    // A scope with sub-folders, not a root: refused before anything is written.
+    let scope = tempfile::tempdir().unwrap();
+    write(&scope.path().join("guides/a.md"), "# Guide\n\nStep one.\n");
+    let dir = scope.path().display();
+    kts_tests::succeeded(kts_tests::shell(&format!(
+        "kts-crawl '{dir}' | kts-convert | kts-chunk | kts-index '{dir}' --quiet"
+    )));
+    let refused = run(scope.path());
+    assert_eq!(refused.status.code(), Some(2), "{}", text(&refused.stdout));
+    let said = text(&refused.stderr);
+    assert!(
+        said.contains("is a scope (it has an index), not a knowledge root"),
+        "{said}"
+    );
+    assert!(!scope.path().join("guides/.kts").exists());
+    assert!(!scope.path().join(".kts-reindex").exists());
+
     // Files beside the scopes are in none: the run says how many, exit 1.
     let root = knowledge_root();
     let root = root.path();

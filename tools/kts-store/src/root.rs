@@ -91,12 +91,18 @@ pub fn refuse_knowledge_root(dir: &Path) -> anyhow::Result<()> {
         .filter(|scope| scope.indexed)
         .map(|scope| scope.slug.as_str())
         .collect();
+    // A few names show what is meant; a root's thousands would bury the advice.
+    const NAMED: usize = 3;
     if !scopes.is_empty() {
+        let more = match scopes.len().saturating_sub(NAMED) {
+            0 => String::new(),
+            more => format!(" and {more} more"),
+        };
         anyhow::bail!(
-            "{} is a knowledge root (indexed scopes under it: {}): \
+            "{} is a knowledge root (indexed scopes under it: {}{more}): \
              crawl and index each scope (pipelines/reindex ROOT does them all), not the root",
             dir.display(),
-            scopes.join(", ")
+            scopes[..scopes.len().min(NAMED)].join(", ")
         );
     }
     Ok(())
@@ -148,5 +154,19 @@ mod tests {
         let found = discover_scopes(root.path()).unwrap();
         let slugs: Vec<&str> = found.scopes.iter().map(|s| s.slug.as_str()).collect();
         assert_eq!(slugs, ["legal"]);
+    }
+
+    #[test]
+    fn a_root_of_many_scopes_is_refused_naming_a_few() {
+        let root = tempfile::tempdir().unwrap();
+        for name in ["a", "b", "c", "d", "e"] {
+            std::fs::create_dir_all(root.path().join(name).join(".kts")).unwrap();
+            std::fs::write(root.path().join(name).join(".kts/kts.db"), "").unwrap();
+        }
+        let refused = refuse_knowledge_root(root.path()).unwrap_err().to_string();
+        assert!(
+            refused.contains("(indexed scopes under it: a, b, c and 2 more)"),
+            "{refused}"
+        );
     }
 }
