@@ -368,29 +368,36 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         );
     }
     refuse_other_scopes(&args)?;
-    let mut searcher = Searcher::open(&args.dir, &args.request(), &args.model(), &messages)?;
-    searcher.warn_of_absent_doc_types(&messages)?;
+    // A damaged index or a full disk is said with the file and what to do.
+    run_scope(&args, &messages, &mut out).map_err(|e| kts_store::with_remedy(&args.dir, e))?;
+    Ok(messages.exit())
+}
+
+/// Answers the question (or the batch) from one scope.
+fn run_scope(args: &Args, messages: &Messages, out: &mut JsonlWriter) -> anyhow::Result<()> {
+    let mut searcher = Searcher::open(&args.dir, &args.request(), &args.model(), messages)?;
+    searcher.warn_of_absent_doc_types(messages)?;
     match &args.question {
         Some(question) if args.evidence.is_some() => {
-            run_evidence(&mut searcher, question, &args, &messages, &mut out)?;
+            run_evidence(&mut searcher, question, args, messages, out)?;
         }
         Some(question) if args.context => {
-            let hits = answer(&mut searcher, &args, &messages, &mut out, question, None)?;
+            let hits = answer(&mut searcher, args, messages, out, question, None)?;
             let text = searcher.context(question, &hits, args.budget)?;
             std::io::stdout().lock().write_all(text.as_bytes())?;
         }
         Some(question) => {
-            let hits = answer(&mut searcher, &args, &messages, &mut out, question, None)?;
+            let hits = answer(&mut searcher, args, messages, out, question, None)?;
             if hits.is_empty() {
                 messages.warn("no results");
             }
-            emit(&mut out, args.format, &hits, question, None, false)?;
+            emit(out, args.format, &hits, question, None, false)?;
         }
-        None => run_batch(&mut searcher, &mut out, &args, &messages)?,
+        None => run_batch(&mut searcher, out, args, messages)?,
     }
     out.flush()?;
     searcher.release_at_exit();
-    Ok(messages.exit())
+    Ok(())
 }
 
 /// The flags that work on one scope.

@@ -734,3 +734,30 @@ fn a_long_document_does_not_crowd_the_others_out() {
         assert_eq!(hits.len(), 6, "{mode}: {:?}", paths(&hits));
     }
 }
+
+#[test]
+fn a_damaged_index_is_named_with_what_to_do() {
+    let dir = tempfile::tempdir().unwrap();
+    for i in 0..40 {
+        let words: Vec<String> = (0..200).map(|n| n.to_string()).collect();
+        let text = format!("# Doc {i}\n\nword{i} {}\n", words.join(" "));
+        std::fs::write(dir.path().join(format!("d{i}.md")), text).unwrap();
+    }
+    let scope = dir.path().display();
+    kts_tests::succeeded(kts_tests::shell(&format!(
+        "kts-crawl '{scope}' | kts-convert | kts-chunk | kts-index '{scope}' --quiet"
+    )));
+    let db = dir.path().join(".kts/kts.db");
+    let mut bytes = std::fs::read(&db).unwrap();
+    for byte in &mut bytes[4096 * 3..4096 * 3 + 3000] {
+        *byte ^= 0xA5;
+    }
+    std::fs::write(&db, bytes).unwrap();
+    let (output, _) = query(dir.path(), &["word3", "--quiet"], "");
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("kts.db cannot be read (move it aside to rebuild the scope)"),
+        "{stderr}"
+    );
+}
