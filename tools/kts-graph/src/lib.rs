@@ -174,6 +174,7 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         None => update(&args, &settings, &messages),
         Some(command) => answer(&args.dir, command, &settings, &messages),
     }
+    .map_err(|e| kts_store::with_remedy(&args.dir, e))
 }
 
 /// Brings the graph up to date; prints the summary (and the export).

@@ -408,3 +408,37 @@ fn topics_are_listed_by_kind_and_a_count_of_zero_is_a_usage_error() {
         );
     }
 }
+
+#[test]
+fn a_damaged_database_is_named_with_what_to_do() {
+    let numbers: Vec<String> = (1..=200).map(|i| i.to_string()).collect();
+    let texts: Vec<(String, String)> = (1..=40)
+        .map(|i| {
+            (
+                format!("d{i}.md"),
+                format!("# Doc {i}\n\nword{i} {}\n", numbers.join(" ")),
+            )
+        })
+        .collect();
+    let files: Vec<(&str, &str)> = texts
+        .iter()
+        .map(|(n, t)| (n.as_str(), t.as_str()))
+        .collect();
+    let scope = scope_with(&files);
+    let db = scope.path().join(".kts/kts.db");
+    let mut bytes = std::fs::read(&db).unwrap();
+    for byte in &mut bytes[4096 * 3..4096 * 3 + 3000] {
+        *byte ^= 0xA5;
+    }
+    std::fs::write(&db, bytes).unwrap();
+    let output = kts_tests::shell(&format!("kts-graph '{}'", scope.path().display()));
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(
+        stderr(&output).starts_with(&format!(
+            "kts-graph: error: {} cannot be read (move it aside to rebuild the scope)",
+            db.display()
+        )),
+        "{}",
+        stderr(&output)
+    );
+}

@@ -1,14 +1,17 @@
 //! kts-index: brings a scope's store (`DIR/.kts/kts.db`) up to date from a
 //! stream of documents, chunks, deletions and errors.
 
-use std::io::Read;
+use std::collections::HashSet;
+use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use clap::{CommandFactory, Parser};
 use kts_cli::{Exit, Incoming, JsonlReader, Messages};
 use kts_record::scope_path::{self, UnsafePath};
-use kts_record::{ChunkRecord, DocRecord, ErrorCode, FileRecord, FileStatus};
+use kts_record::{
+    ChunkRecord, DocRecord, ErrorCode, FileRecord, FileStatus, Format, detect_format, schema_id,
+};
 use kts_store::{Applied, ChunkRow, DocumentRow, LockWait, Locked, ModelMismatch, Store};
 use serde_json::Value;
 
@@ -24,9 +27,15 @@ had, except one kts-convert found empty: it has no text now, and its old
 text is removed. Documents found inside a file (an
 e-mail's attachments at FILE#attachment/NAME, a mailbox's messages at
 FILE#message/N) go with it: those the file's kts.doc/1 no longer lists in
-metadata.parts are removed, and all of them when the file is deleted.
-Chunks whose kts.doc/1 never came are
-indexed under a minimal document. Chunks without embeddings are indexed for
+metadata.parts are removed, and all of them when the file is deleted. The
+file's own document (whose hash tells kts-crawl the file is indexed) is
+written once all the parts it lists are: until then the file counts as
+changed. A \"deleted\" record of a file still in DIR is refused. A
+document's chunks follow its kts.doc/1 record: a document missing some or
+with more, or chunks coming after other documents' records, are refused
+(it stays as it was). Chunks whose kts.doc/1 never came are
+indexed under a minimal document. Records of other schemas (such as
+kts.doc/2, from another kts version) are errors. Chunks without embeddings are indexed for
 keyword search only, in an index without vectors: an index with vectors
 refuses such a document (it stays as it was; run kts-embed before kts-index,
 or rebuild the scope keyword-only with --reindex), and a keyword-only index
@@ -34,11 +43,14 @@ holding documents refuses embedded ones (rebuild it with --reindex). Writes are 
 batches; a document is always whole or absent, and a killed run leaves the
 last batch committed. With --reindex the whole stream is one transaction:
 readers see the old index until the new one is complete, and a killed
---reindex leaves the old one.
+--reindex leaves the old one; a --reindex that receives no document nor
+deletion (a stage before it failed) is refused (exit 2) and changes nothing.
 At the end it rewrites DIR/.kts/vectors.bin, the embeddings laid out for
 fast search, when they changed, and brings DIR/.kts/lexical/, the keyword
 index, up to date with the chunks added and removed (kts-query falls back
-to slower search in SQLite while either is stale, e.g. after a killed run).
+to slower search in SQLite while either is stale, e.g. after a killed run),
+and removes the converted documents (DIR/.kts/documents/) of files deleted
+before they were indexed.
 One writer per scope: a second one waits (or fails with --no-wait).
 An index built with one embedding model refuses another (exit 2): re-index
 with --reindex. Prints a summary on stderr; stdout stays empty.
@@ -195,8 +207,23 @@ struct Pending {
     parts: Option<Vec<String>>,
 }
 
+/// A file's own document held back until every document found inside it
+/// is indexed: it carries the file's hash, by which kts-crawl takes the file
+/// as indexed.
+struct HeldFile {
+    pending: Pending,
+    /// The paths of the parts it lists that are not indexed yet.
+    awaiting: HashSet<String>,
+}
+
 struct Indexer<'a> {
     store: &'a mut Store,
+    /// With --reindex: the documents the index held before, less those the
+    /// stream indexed again (at the end, the ones it removed).
+    before_reindex: Option<HashSet<String>>,
+    /// Whether any document, chunk or deletion came: a --reindex without
+    /// one would empty the index.
+    received_files: bool,
     /// The scope folder, resolved, which a record's `root` must name.
     scope: PathBuf,
     /// The last `root` found to name it (a stream names one root throughout:
@@ -206,6 +233,12 @@ struct Indexer<'a> {
     /// Documents per transaction; `None` commits only at the end.
     batch_docs: Option<usize>,
     pending: Option<Pending>,
+    held_file: Option<HeldFile>,
+    /// The documents whose records have ended: a chunk of one of them comes
+    /// out of order.
+    done: HashSet<String>,
+    /// The documents whose out-of-order chunks were reported.
+    scattered: HashSet<String>,
     in_batch: usize,
     batch_started: Instant,
     stream_model: Option<(String, usize)>,
@@ -219,17 +252,24 @@ impl<'a> Indexer<'a> {
         messages: &'a Messages,
     ) -> anyhow::Result<Self> {
         store.begin()?;
+        let mut before_reindex = None;
         if options.reindex {
+            before_reindex = Some(store.document_ids()?);
             store.clear()?;
         }
         let scope = resolved(store.scope());
         Ok(Self {
             store,
+            before_reindex,
+            received_files: false,
             scope,
             own_root: None,
             messages,
             batch_docs: (!options.reindex).then_some(options.batch_docs),
             pending: None,
+            held_file: None,
+            done: HashSet::new(),
+            scattered: HashSet::new(),
             in_batch: 0,
             batch_started: Instant::now(),
             stream_model: None,
@@ -244,7 +284,7 @@ impl<'a> Indexer<'a> {
                 Ok(Incoming::Chunk(value)) => self.on_chunk(value, &reader.position())?,
                 Ok(Incoming::File(value)) => self.on_file(value, &reader.position())?,
                 Ok(Incoming::Error(value)) => self.on_error(&value)?,
-                Ok(Incoming::Other(_)) => {}
+                Ok(Incoming::Other(value)) => self.on_other(&value, &reader.position()),
                 Err((code, message)) => self.reject(&reader.position(), code, &message),
             }
         }
@@ -253,9 +293,26 @@ impl<'a> Indexer<'a> {
 
     fn finish(mut self) -> anyhow::Result<Summary> {
         self.flush_pending()?;
+        self.give_up_held_file();
+        if let Some(removed) = self.before_reindex.take() {
+            if !self.received_files && !removed.is_empty() {
+                self.store.rollback()?;
+                anyhow::bail!(
+                    "--reindex received no document (the stream was empty, or held only errors: \
+                     did a stage before kts-index fail?); the index of {} is left as it was",
+                    self.scope.display()
+                );
+            }
+            self.summary.deleted += removed.len();
+        }
         self.store.commit()?;
         self.store.refresh_vector_file()?;
         self.store.refresh_lexical_index()?;
+        if let Err(e) = self.store.remove_stray_document_folders() {
+            self.messages.warn(&format!(
+                "the converted documents of deleted files were not all removed: {e:#}"
+            ));
+        }
         Ok(self.summary)
     }
 
@@ -286,6 +343,9 @@ impl<'a> Indexer<'a> {
 
     fn on_doc(&mut self, value: Value, at: &str) -> anyhow::Result<()> {
         self.flush_pending()?;
+        self.received_files = true;
+        let path = value.get("path").and_then(Value::as_str).unwrap_or("");
+        self.settle_held_file_before(path);
         match serde_json::from_value::<DocRecord>(value.clone()) {
             Ok(mut doc) => match self
                 .check_root(&doc.path, doc.root.as_deref())
@@ -318,7 +378,13 @@ impl<'a> Indexer<'a> {
         let doc_id = value.get("doc_id").and_then(Value::as_str).unwrap_or("");
         if self.pending.as_ref().map(|p| p.doc.doc_id.as_str()) != Some(doc_id) {
             self.flush_pending()?;
+            self.received_files = true;
             let path = value.get("path").and_then(Value::as_str).unwrap_or("");
+            self.settle_held_file_before(path);
+            if self.done.contains(doc_id) {
+                self.reject_scattered_chunk(at, doc_id, path);
+                return Ok(());
+            }
             let mut pending = Pending::minimal(doc_id);
             match scope_fields(path, doc_id) {
                 Ok(path) => pending.doc.path = path,
@@ -350,6 +416,8 @@ impl<'a> Indexer<'a> {
         match serde_json::from_value::<FileRecord>(value) {
             Ok(file) if file.status == FileStatus::Deleted => {
                 self.flush_pending()?;
+                self.received_files = true;
+                self.settle_held_file_before(&file.path);
                 if let Err(why) = self.check_root(&file.path, file.root.as_deref()) {
                     self.reject(at, ErrorCode::UnsafePath, &why.0);
                     return Ok(());
@@ -361,6 +429,15 @@ impl<'a> Indexer<'a> {
                         return Ok(());
                     }
                 };
+                if self.is_still_a_document(&path) {
+                    let message = format!(
+                        "{path} is said to be deleted, but the file is still in {}: its \
+                         document is kept (a stream crawled earlier, replayed?)",
+                        self.scope.display()
+                    );
+                    self.reject(at, ErrorCode::BadRecord, &message);
+                    return Ok(());
+                }
                 if self.store.delete_path(&path)? {
                     self.summary.deleted += 1;
                     self.count_document()?;
@@ -386,6 +463,7 @@ impl<'a> Indexer<'a> {
             field("message")
         ));
         self.summary.failed += 1;
+        self.settle_held_file_before(field("path"));
         let emptied = field("stage") == "kts-convert" && field("code") == ErrorCode::Empty.as_str();
         if let (true, Ok(path)) = (emptied, scope_path::normalize(field("path"))) {
             self.flush_pending()?;
@@ -433,40 +511,172 @@ impl<'a> Indexer<'a> {
         let Some(pending) = self.pending.take() else {
             return Ok(());
         };
+        self.done.insert(pending.doc.doc_id.clone());
+        if !self.is_whole(&pending) {
+            return Ok(());
+        }
+        if pending
+            .parts
+            .as_ref()
+            .is_some_and(|parts| !parts.is_empty())
+        {
+            self.hold_file(pending);
+            return Ok(());
+        }
+        if self.store_document(&pending)? {
+            self.part_indexed(&pending.doc.path)?;
+        }
+        Ok(())
+    }
+
+    /// Whether every record of the document arrived and was taken; if not,
+    /// says so.
+    fn is_whole(&mut self, pending: &Pending) -> bool {
         if pending.poisoned {
             self.messages.warn(&format!(
                 "{} not indexed: one of its records was rejected",
                 pending.doc.path
             ));
-            return Ok(());
+            return false;
         }
-        if let Some(expected) = pending.expected_chunks
-            && pending.chunks.len() != expected
-        {
-            let message = format!(
-                "{} of its {expected} chunks arrived (the stream was cut short or filtered \
-                 upstream); the document is left as it was",
-                pending.chunks.len()
-            );
-            self.reject(&pending.doc.path, ErrorCode::Incomplete, &message);
-            return Ok(());
-        }
+        let arrived = pending.chunks.len();
+        let Some(expected) = pending.expected_chunks.filter(|&n| n != arrived) else {
+            return true;
+        };
+        let message = if arrived < expected {
+            format!(
+                "{arrived} of its {expected} chunks arrived (the stream was cut short or \
+                 filtered upstream); the document is left as it was"
+            )
+        } else {
+            format!(
+                "{arrived} chunks arrived for its {expected} (a chunk came more than once: the \
+                 stream was repeated or merged upstream); the document is left as it was"
+            )
+        };
+        self.reject(&pending.doc.path, ErrorCode::Incomplete, &message);
+        false
+    }
+
+    /// Writes a whole document, then removes the parts its file no longer
+    /// lists; false when the store refused it.
+    fn store_document(&mut self, pending: &Pending) -> anyhow::Result<bool> {
+        let doc_id = &pending.doc.doc_id;
         match self.store.apply(&pending.doc, &pending.chunks) {
+            Ok(Applied::Added) if self.take_from_before_reindex(doc_id) => {
+                self.summary.updated += 1
+            }
             Ok(Applied::Added) => self.summary.added += 1,
             Ok(Applied::Updated) => self.summary.updated += 1,
             Ok(Applied::Unchanged) => self.summary.unchanged += 1,
-            Err(e) if e.downcast_ref::<ModelMismatch>().is_some() => return Err(e),
+            Err(e)
+                if e.downcast_ref::<ModelMismatch>().is_some()
+                    || kts_store::is_database_failure(&e) =>
+            {
+                return Err(e);
+            }
             Err(e) => {
                 let message = format!("{e:#}");
                 self.reject(&pending.doc.path, ErrorCode::BadRecord, &message);
-                return Ok(());
+                return Ok(false);
             }
         }
         self.count_document()?;
         if let Some(parts) = &pending.parts {
             self.delete_parts(&pending.doc.path, parts)?;
         }
+        Ok(true)
+    }
+
+    /// Whether a --reindex found the document in the index it replaces.
+    fn take_from_before_reindex(&mut self, doc_id: &str) -> bool {
+        self.before_reindex
+            .as_mut()
+            .is_some_and(|before| before.remove(doc_id))
+    }
+
+    /// Holds a file's document until its parts are indexed (see [`HeldFile`]).
+    fn hold_file(&mut self, pending: Pending) {
+        self.give_up_held_file();
+        let awaiting = pending.parts.iter().flatten().cloned().collect();
+        self.held_file = Some(HeldFile { pending, awaiting });
+    }
+
+    /// Writes the held file's document once the part at `path` was its last.
+    fn part_indexed(&mut self, path: &str) -> anyhow::Result<()> {
+        let Some(held) = self.held_file.as_mut() else {
+            return Ok(());
+        };
+        held.awaiting.remove(path);
+        if let Some(held) = self.held_file.take_if(|held| held.awaiting.is_empty()) {
+            self.store_document(&held.pending)?;
+        }
         Ok(())
+    }
+
+    /// Gives up the held file unless `path` is one of its parts: its parts'
+    /// records are over.
+    fn settle_held_file_before(&mut self, path: &str) {
+        if self
+            .held_file
+            .as_ref()
+            .is_some_and(|held| !is_part_of(path, &held.pending.doc.path))
+        {
+            self.give_up_held_file();
+        }
+    }
+
+    /// Leaves the held file's document as it was: some of its parts are not
+    /// indexed, so kts-crawl must go on taking the file as changed.
+    fn give_up_held_file(&mut self) {
+        let Some(held) = self.held_file.take() else {
+            return;
+        };
+        let listed = held.pending.parts.as_ref().map_or(0, Vec::len);
+        let message = format!(
+            "{} of the {listed} documents found inside it were not indexed (the stream was cut \
+             short, or they failed); its own document is left as it was, so that the file \
+             counts as changed until they are",
+            held.awaiting.len()
+        );
+        self.reject(&held.pending.doc.path, ErrorCode::Incomplete, &message);
+    }
+
+    /// A chunk of a document whose records ended before: reported once per
+    /// document, and not indexed.
+    fn reject_scattered_chunk(&mut self, at: &str, doc_id: &str, path: &str) {
+        if self.scattered.insert(doc_id.to_string()) {
+            let message = format!(
+                "a chunk of {path} comes after records of other documents: a document's chunks \
+                 must follow its kts.doc/1 record with nothing between (the stream was \
+                 reordered or interleaved upstream); this chunk and its later ones are not \
+                 indexed"
+            );
+            self.reject(at, ErrorCode::BadRecord, &message);
+        }
+    }
+
+    /// A record kts-index cannot read: at the end of the pipeline, skipping
+    /// it would lose it.
+    fn on_other(&mut self, value: &Value, at: &str) {
+        let schema = value.get("schema").map_or(Value::Null, Value::clone);
+        let message = format!(
+            "cannot read a record of schema {schema}: kts-index reads {}, {}, {} and {} (was \
+             it written by another version of kts?)",
+            schema_id::DOC,
+            schema_id::CHUNK,
+            schema_id::FILE,
+            schema_id::ERROR
+        );
+        self.reject(at, ErrorCode::BadRecord, &message);
+    }
+
+    /// Whether the file at `path` is still in the scope, as a file kts reads.
+    fn is_still_a_document(&self, path: &str) -> bool {
+        self.scope
+            .join(path)
+            .canonicalize()
+            .is_ok_and(|file| file.starts_with(&self.scope) && is_readable_format(&file))
     }
 
     /// Commits when the batch is full or old enough.
@@ -537,6 +747,35 @@ impl Pending {
             parts: None,
         }
     }
+}
+
+/// Whether `path` names a document found inside the file at `file`.
+fn is_part_of(path: &str, file: &str) -> bool {
+    path.strip_prefix(file)
+        .is_some_and(|rest| rest.starts_with('#'))
+}
+
+/// Whether the file at `path` is one of a format kts reads, told as kts-crawl
+/// tells it: by its first and last bytes and its extension.
+fn is_readable_format(path: &Path) -> bool {
+    const HEAD_BYTES: u64 = 8 << 10;
+    const TAIL_BYTES: u64 = 256 << 10;
+    let read = || -> std::io::Result<Option<Format>> {
+        let mut file = std::fs::File::open(path)?;
+        let size = file.metadata()?.len();
+        let mut head = Vec::new();
+        file.by_ref().take(HEAD_BYTES).read_to_end(&mut head)?;
+        let mut tail = Vec::new();
+        if size > HEAD_BYTES {
+            file.seek(SeekFrom::Start(
+                size.saturating_sub(TAIL_BYTES).max(HEAD_BYTES),
+            ))?;
+            file.read_to_end(&mut tail)?;
+        }
+        let extension = path.extension().and_then(|e| e.to_str());
+        Ok(detect_format(&head, &tail, extension))
+    };
+    path.is_file() && matches!(read(), Ok(Some(_)))
 }
 
 /// A folder with its symbolic links resolved, when it can be.

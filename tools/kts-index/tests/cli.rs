@@ -481,3 +481,250 @@ fn an_index_with_vectors_refuses_documents_without_embeddings() {
     assert_eq!(store.meta().unwrap().model_id, None);
     assert_eq!(store.counts().unwrap(), (2, 2));
 }
+
+/// A mailbox of `messages` messages as kts-convert and kts-chunk write it,
+/// every text and hash made of `words`, cut after the first `sent` messages.
+fn mailbox_lines(words: &str, messages: usize, sent: usize) -> String {
+    let lines = |path: &str, metadata: serde_json::Value| {
+        let doc = json!({"schema": "kts.doc/1", "doc_id": doc_id(path), "path": path,
+            "markdown": words, "chunks": 1, "metadata": metadata});
+        let chunk = json!({"schema": "kts.chunk/1", "chunk_id": format!("{path} {words}"),
+            "doc_id": doc_id(path), "path": path, "index": 0, "text": format!("{words} {path}"),
+            "start": 0, "end": 1});
+        format!("{doc}\n{chunk}\n")
+    };
+    let parts: Vec<String> = (1..=messages)
+        .map(|i| format!("box.mbox#message/{i}"))
+        .collect();
+    let file = lines("box.mbox", json!({"source_sha256": words, "parts": parts}));
+    let sent_parts = parts[..sent]
+        .iter()
+        .map(|part| lines(part, json!({"source_sha256": words, "parent": "box.mbox"})));
+    file + &sent_parts.collect::<String>()
+}
+
+#[test]
+fn a_file_counts_as_indexed_only_once_all_its_parts_are() {
+    let dir = tempfile::tempdir().unwrap();
+    let stored_hash = || {
+        let store = Store::open_read(dir.path()).unwrap();
+        store.source_sha256(&doc_id("box.mbox")).unwrap().flatten()
+    };
+    assert!(
+        index_input(dir.path(), &[], &mailbox_lines("apricot", 3, 3))
+            .status
+            .success()
+    );
+    // The next version's stream stops after its first message.
+    let out = index_input(
+        dir.path(),
+        &["--batch", "1"],
+        &mailbox_lines("raspberry", 3, 1),
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(
+            "error (at box.mbox): incomplete: 2 of the 3 documents found inside it were not indexed"
+        ),
+        "{stderr}"
+    );
+    assert_eq!(
+        stored_hash().as_deref(),
+        Some("apricot"),
+        "the file still counts as changed"
+    );
+    assert!(
+        index_input(dir.path(), &[], &mailbox_lines("raspberry", 3, 3))
+            .status
+            .success()
+    );
+    assert_eq!(stored_hash().as_deref(), Some("raspberry"));
+    let store = Store::open_read(dir.path()).unwrap();
+    assert_eq!(
+        (bm25_hits(&store, "apricot"), bm25_hits(&store, "raspberry")),
+        (0, 4)
+    );
+}
+
+#[test]
+fn a_reindex_that_receives_no_document_is_refused_and_removals_are_counted() {
+    let dir = tempfile::tempdir().unwrap();
+    let input: String = (0..3).map(doc_lines).collect();
+    assert!(index_input(dir.path(), &[], &input).status.success());
+    let error = json!({"schema": "kts.error/1", "stage": "kts-embed", "path": "0.md",
+        "code": "internal", "message": "…"});
+    for nothing in [String::new(), format!("{error}\n")] {
+        let out = index_input(dir.path(), &["--reindex"], &nothing);
+        assert_eq!(out.status.code(), Some(2));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("--reindex received no document"),
+            "{stderr}"
+        );
+        let store = Store::open_read(dir.path()).unwrap();
+        assert_eq!(store.counts().unwrap(), (3, 3));
+    }
+    let out = index_input(dir.path(), &["--reindex"], &doc_lines(0));
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.ends_with("kts-index: 0 added, 1 updated, 2 deleted, 0 unchanged, 0 failed\n"),
+        "{stderr}"
+    );
+    // Every file deleted: the stream is its deletions.
+    let deleted = json!({"schema": "kts.file/1", "path": "0.md", "size": 0,
+        "mtime": "2026-01-01T00:00:00Z", "sha256": "", "format": "md", "status": "deleted"});
+    let out = index_input(dir.path(), &["--reindex"], &format!("{deleted}\n"));
+    assert!(out.status.success());
+    assert_eq!(
+        Store::open_read(dir.path()).unwrap().counts().unwrap(),
+        (0, 0)
+    );
+    // An empty index has nothing to lose.
+    let empty = tempfile::tempdir().unwrap();
+    assert!(
+        index_input(empty.path(), &["--reindex"], "")
+            .status
+            .success()
+    );
+}
+
+#[test]
+fn interleaved_chunks_are_refused_and_the_stored_versions_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let doc = |path: &str, title: &str| {
+        json!({"schema": "kts.doc/1", "doc_id": doc_id(path), "path": path, "title": title,
+            "markdown": "x", "chunks": 2})
+        .to_string()
+            + "\n"
+    };
+    let chunk = |path: &str, words: &str, i: usize| {
+        json!({"schema": "kts.chunk/1", "chunk_id": format!("{path} {words} {i}"),
+            "doc_id": doc_id(path), "path": path, "index": i, "text": format!("{words} {i}"),
+            "start": 0, "end": 1})
+        .to_string()
+            + "\n"
+    };
+    let together = doc("a.md", "A") + &chunk("a.md", "apricot", 0) + &chunk("a.md", "apricot", 1);
+    assert!(index_input(dir.path(), &[], &together).status.success());
+    let interleaved = doc("a.md", "A")
+        + &doc("b.md", "B")
+        + &chunk("a.md", "raspberry", 0)
+        + &chunk("b.md", "cherry", 0)
+        + &chunk("a.md", "raspberry", 1)
+        + &chunk("b.md", "cherry", 1);
+    let out = index_input(dir.path(), &[], &interleaved);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("a chunk of a.md comes after records of other documents"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.ends_with("0 added, 0 updated, 0 deleted, 0 unchanged, 4 failed\n"),
+        "{stderr}"
+    );
+    let store = Store::open_read(dir.path()).unwrap();
+    assert_eq!(
+        (bm25_hits(&store, "apricot"), bm25_hits(&store, "raspberry")),
+        (2, 0)
+    );
+    assert_eq!(store.counts().unwrap(), (1, 2));
+}
+
+#[test]
+fn a_repeated_chunk_is_said_to_have_come_more_than_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let doc = json!({"schema": "kts.doc/1", "doc_id": doc_id("a.md"), "path": "a.md",
+        "markdown": "x", "chunks": 1});
+    let chunk = json!({"schema": "kts.chunk/1", "chunk_id": "a0", "doc_id": doc_id("a.md"),
+        "path": "a.md", "index": 0, "text": "alpha", "start": 0, "end": 1});
+    let out = index_input(dir.path(), &[], &format!("{doc}\n{chunk}\n{chunk}\n"));
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("incomplete: 2 chunks arrived for its 1 (a chunk came more than once"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn records_of_other_schema_versions_are_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = doc_lines(1)
+        .replace("kts.doc/1", "kts.doc/2")
+        .replace("kts.chunk/1", "kts.chunk/2");
+    let out = index_input(dir.path(), &[], &input);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(
+            "error (at stdin:1): bad-record: cannot read a record of schema \"kts.doc/2\": \
+             kts-index reads kts.doc/1, kts.chunk/1, kts.file/1 and kts.error/1"
+        ),
+        "{stderr}"
+    );
+    assert!(stderr.contains("(at stdin:2)"), "{stderr}");
+    assert!(stderr.ends_with("2 failed\n"), "{stderr}");
+}
+
+#[test]
+fn a_deleted_record_of_a_file_still_there_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("1.md"), "# Kept\n\ntunnel\n").unwrap();
+    let input = doc_lines(1) + &doc_lines(2);
+    assert!(index_input(dir.path(), &[], &input).status.success());
+    let deleted = |path: &str| {
+        json!({"schema": "kts.file/1", "path": path, "size": 0,
+            "mtime": "2026-01-01T00:00:00Z", "sha256": "", "format": "md", "status": "deleted"})
+        .to_string()
+            + "\n"
+    };
+    let out = index_input(dir.path(), &[], &(deleted("1.md") + &deleted("2.md")));
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("1.md is said to be deleted, but the file is still in"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.ends_with("0 added, 0 updated, 1 deleted, 0 unchanged, 1 failed\n"),
+        "{stderr}"
+    );
+    let store = Store::open_read(dir.path()).unwrap();
+    assert_eq!(store.counts().unwrap(), (1, 1));
+}
+
+#[test]
+fn converted_documents_of_files_deleted_before_indexing_are_removed() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = |path: &str| dir.path().join(".kts/documents").join(doc_id(path));
+    let store_converted = |path: &str, metadata: serde_json::Value| {
+        std::fs::create_dir_all(folder(path)).unwrap();
+        let record = json!({"schema": "kts.doc/1", "doc_id": doc_id(path), "path": path,
+            "metadata": metadata});
+        std::fs::write(folder(path).join("metadata.json"), record.to_string()).unwrap();
+        std::fs::write(folder(path).join("content.md"), "secret draft").unwrap();
+    };
+    std::fs::write(dir.path().join("box.mbox"), "From a\n\nbody\n").unwrap();
+    std::fs::write(dir.path().join("converting.md"), "# Next\n").unwrap();
+    store_converted("1.md", json!({}));
+    store_converted("gone.md", json!({}));
+    store_converted("converting.md", json!({}));
+    store_converted("box.mbox#message/1", json!({"parent": "box.mbox"}));
+    store_converted("old.mbox#message/1", json!({"parent": "old.mbox"}));
+    assert!(index_input(dir.path(), &[], &doc_lines(1)).status.success());
+    let kept = |path: &str| folder(path).exists();
+    assert_eq!(
+        [
+            "1.md",
+            "gone.md",
+            "converting.md",
+            "box.mbox#message/1",
+            "old.mbox#message/1"
+        ]
+        .map(kept),
+        [true, false, true, true, false]
+    );
+}

@@ -69,3 +69,31 @@ fn a_damaged_database_is_named_with_what_to_do() {
         "{message}"
     );
 }
+
+#[test]
+fn a_database_damaged_inside_is_one_error_not_one_per_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let numbers: Vec<String> = (1..=200).map(|i| i.to_string()).collect();
+    let input: String = (1..=40)
+        .map(|i| doc_lines(&format!("d{i}")).replace("printer error", &numbers.join(" ")))
+        .collect();
+    assert!(index(dir.path(), &input, Stdio::piped()).status.success());
+    let db = dir.path().join(".kts/kts.db");
+    let mut bytes = std::fs::read(&db).unwrap();
+    for byte in &mut bytes[4096 * 3..4096 * 3 + 3000] {
+        *byte ^= 0xA5;
+    }
+    std::fs::write(&db, bytes).unwrap();
+    let changed = input.replace(" 200\"", " 200 more\"");
+    let out = index(dir.path(), &changed, Stdio::piped());
+    assert_eq!(out.status.code(), Some(2));
+    let message = String::from_utf8_lossy(&out.stderr);
+    assert!(!message.contains("bad-record"), "{message}");
+    assert!(
+        message.starts_with(&format!(
+            "kts-index: error: {} cannot be read",
+            db.display()
+        )),
+        "{message}"
+    );
+}

@@ -1,6 +1,10 @@
 //! Reading whole documents back: what the store holds of one, its Markdown,
 //! and the documents page by page.
 
+use std::path::Path;
+
+use anyhow::Context;
+use kts_record::scope_path;
 use rusqlite::{OptionalExtension, Row};
 use serde_json::Value;
 
@@ -90,10 +94,61 @@ impl Store {
         Ok(markdown)
     }
 
+    /// Removes the folders under `.kts/documents` of the documents the index
+    /// does not hold and whose file is no longer in the scope: kts-convert
+    /// stores a document before kts-index sees it, so a file deleted before
+    /// it was indexed would leave its text there. The folder of a file still
+    /// there is kept: a pipeline may be converting it for its kts-index to
+    /// come. Call it as the writer, outside a transaction. Returns how many
+    /// it removed.
+    pub fn remove_stray_document_folders(&self) -> anyhow::Result<usize> {
+        let documents = kts_dir(&self.scope).join("documents");
+        let entries = match std::fs::read_dir(&documents) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+            entries => entries.with_context(|| format!("reading {}", documents.display()))?,
+        };
+        let indexed = self.document_ids()?;
+        let mut removed = 0;
+        for entry in entries {
+            let folder = entry?.path();
+            let Some(doc_id) = folder.file_name().and_then(|name| name.to_str()) else {
+                continue;
+            };
+            if scope_path::check_doc_id(doc_id).is_err()
+                || indexed.contains(doc_id)
+                || self.source_file_remains(&folder)
+            {
+                continue;
+            }
+            match std::fs::remove_dir_all(&folder) {
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                result => result.with_context(|| format!("removing {}", folder.display()))?,
+            }
+            removed += 1;
+        }
+        Ok(removed)
+    }
+
+    /// Whether the file a stored document was converted from (a part's, its
+    /// parent file) is still in the scope; true when the folder does not say.
+    fn source_file_remains(&self, folder: &Path) -> bool {
+        let Some(record) = std::fs::read(folder.join("metadata.json"))
+            .ok()
+            .and_then(|bytes| serde_json::from_slice::<Value>(&bytes).ok())
+        else {
+            return true;
+        };
+        let parent = record.get("metadata").and_then(|m| m.get("parent"));
+        let Some(file) = parent.or(record.get("path")).and_then(Value::as_str) else {
+            return true;
+        };
+        scope_path::normalize(file).map_or(true, |file| self.scope.join(file).exists())
+    }
+
     /// `.kts/documents/<doc_id>/content.md`, if its metadata names the source
     /// the index holds.
     fn converted_markdown(&self, document: &StoredDocument) -> Option<String> {
-        kts_record::scope_path::check_doc_id(&document.doc_id).ok()?;
+        scope_path::check_doc_id(&document.doc_id).ok()?;
         let folder = kts_dir(&self.scope)
             .join("documents")
             .join(&document.doc_id);

@@ -38,6 +38,7 @@ mod vector_file;
 mod write;
 
 use std::cell::{Cell, OnceCell, RefCell};
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Once;
 
@@ -308,6 +309,13 @@ impl Store {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
+    /// The doc_ids of every stored document.
+    pub fn document_ids(&self) -> anyhow::Result<HashSet<String>> {
+        let mut statement = self.conn.prepare("SELECT doc_id FROM documents")?;
+        let ids = statement.query_map([], |r| r.get(0))?;
+        Ok(ids.collect::<Result<_, _>>()?)
+    }
+
     /// The stored `source_sha256` of a document, if the document is stored.
     pub fn source_sha256(&self, doc_id: &str) -> anyhow::Result<Option<Option<String>>> {
         Ok(self
@@ -344,32 +352,73 @@ impl Store {
 /// when it is a damaged database or a full disk; other errors as they are.
 pub fn with_remedy(scope: &Path, error: anyhow::Error) -> anyhow::Error {
     use rusqlite::ErrorCode::{DatabaseCorrupt, DiskFull, NotADatabase};
-    let sqlite = error
-        .chain()
-        .find_map(|e| e.downcast_ref::<rusqlite::Error>())
-        .and_then(rusqlite::Error::sqlite_error_code);
+    let sqlite = sqlite_code(&error);
     let io_full = error
         .chain()
         .filter_map(|e| e.downcast_ref::<std::io::Error>())
         .any(|e| e.kind() == std::io::ErrorKind::StorageFull);
+    if error.downcast_ref::<Remedy>().is_some() {
+        return error;
+    }
     // The cause stays in the chain, for callers that tell errors apart by it.
     match sqlite {
-        Some(DatabaseCorrupt | NotADatabase) => error.context(format!(
+        Some(DatabaseCorrupt | NotADatabase) => error.context(Remedy(format!(
             "{} cannot be read (move it aside to rebuild the scope)",
             db_path(scope).display()
-        )),
+        ))),
         Some(DiskFull) => disk_full(scope, error),
         _ if io_full => disk_full(scope, error),
         _ => error,
     }
 }
 
+/// The file and what to do, as [`with_remedy`] says them (once).
+#[derive(Debug)]
+struct Remedy(String);
+
+impl std::fmt::Display for Remedy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Whether a write failed because of the database (damaged, full, not
+/// writable) rather than because of what was written: such a failure is the
+/// same for every document.
+pub fn is_database_failure(error: &anyhow::Error) -> bool {
+    use rusqlite::ErrorCode::{
+        CannotOpen, DatabaseBusy, DatabaseCorrupt, DatabaseLocked, DiskFull, NotADatabase,
+        OutOfMemory, ReadOnly, SystemIoFailure,
+    };
+    matches!(
+        sqlite_code(error),
+        Some(
+            DatabaseCorrupt
+                | NotADatabase
+                | DiskFull
+                | SystemIoFailure
+                | ReadOnly
+                | CannotOpen
+                | DatabaseBusy
+                | DatabaseLocked
+                | OutOfMemory
+        )
+    )
+}
+
+fn sqlite_code(error: &anyhow::Error) -> Option<rusqlite::ErrorCode> {
+    error
+        .chain()
+        .find_map(|e| e.downcast_ref::<rusqlite::Error>())
+        .and_then(rusqlite::Error::sqlite_error_code)
+}
+
 fn disk_full(scope: &Path, error: anyhow::Error) -> anyhow::Error {
-    error.context(format!(
+    error.context(Remedy(format!(
         "the disk holding {} is full (what was committed before is kept; free some space and \
          run again)",
         kts_dir(scope).display()
-    ))
+    )))
 }
 
 /// A store file whose first transaction has not committed: the first
