@@ -324,14 +324,16 @@ fn a_folder_without_an_index_is_refused_and_left_as_it_was() {
     index(&scope);
 
     let empty = tempfile::tempdir().unwrap();
-    for folder in [root.path(), empty.path()] {
+    for (folder, said) in [
+        (
+            root.path(),
+            "is a knowledge root (indexed scopes under it: garden)",
+        ),
+        (empty.path(), "no index at"),
+    ] {
         let output = kts_tests::shell(&format!("kts-graph '{}'", folder.display()));
         assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
-        assert!(
-            stderr(&output).contains("no index at"),
-            "{}",
-            stderr(&output)
-        );
+        assert!(stderr(&output).contains(said), "{}", stderr(&output));
         assert!(!folder.join(".kts").exists(), "kts-graph made an index");
     }
     // The root still routes to its scope.

@@ -230,11 +230,22 @@ fn sixteen_clients_search_while_kts_index_rewrites_the_scope() {
     // A first round warms the server up: its memory after it is the baseline.
     load("10");
     let warm = resident_kib(pid, "VmRSS:");
+    // kts-index deletes only what is gone: the file is moved out in turn.
+    let (last_file, moved_out) = (
+        scope.join(last_doc["path"].as_str().unwrap()),
+        dir.path().join("moved-out"),
+    );
     let indexing = {
         let (scope, stream, smaller) = (scope.clone(), stream.clone(), smaller.clone());
         std::thread::spawn(move || {
             for round in 0..6 {
-                let input = if round % 2 == 0 { &smaller } else { &stream };
+                let input = if round % 2 == 0 {
+                    std::fs::rename(&last_file, &moved_out).unwrap();
+                    &smaller
+                } else {
+                    std::fs::rename(&moved_out, &last_file).unwrap();
+                    &stream
+                };
                 succeeded(shell(&format!(
                     "kts-index '{}' < '{}'",
                     scope.display(),

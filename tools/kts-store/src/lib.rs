@@ -153,6 +153,8 @@ impl Store {
     fn try_open_read(scope: &Path) -> anyhow::Result<Store> {
         let path = db_path(scope);
         if !path.is_file() {
+            // A knowledge root has no index of its own: its scopes do.
+            refuse_knowledge_root(scope)?;
             anyhow::bail!(
                 "no index at {}: build it with kts-crawl DIR | kts-convert | kts-chunk | kts-embed | kts-index DIR",
                 path.display()
