@@ -314,7 +314,8 @@ fn one_scope_split_on_spark_indexes_as_the_plain_pipeline_does() {
     for scope in [&ours, &reference] {
         copy_files(&shared_path("corpora/rust-rfcs/text"), 8, scope);
         std::fs::write(scope.join("empty.md"), "").unwrap();
-        // Two files kts-crawl skips, with a warning: not indexed.
+        // Not indexed: a file whose name is not UTF-8 (an error), and a link
+        // leading outside (skipped, with a warning).
         let latin1 = std::ffi::OsStr::from_bytes(b"r\xe9sum\xe9.txt");
         std::fs::write(scope.join(latin1), "Curriculum.\n").unwrap();
         std::os::unix::fs::symlink(&outside, scope.join("outside.txt")).unwrap();
@@ -333,16 +334,16 @@ fn one_scope_split_on_spark_indexes_as_the_plain_pipeline_does() {
     assert_eq!(output.status.code(), Some(1), "{stdout}\n{stderr}");
     assert!(stderr.contains("2 partitions"), "{stderr}");
     assert_same_index(&ours, &reference);
-    // The files kts-crawl skipped are named, and counted.
+    // The files kts-crawl did not take are named, and the one skipped counted.
     assert!(
         stderr.contains(
-            "kts-crawl: warning: skipped r\u{fffd}sum\u{fffd}.txt: file name is not valid UTF-8"
+            "kts-crawl: error (at r\u{fffd}sum\u{fffd}.txt): io: file name is not valid UTF-8"
         ) && stderr
             .contains("kts-crawl: warning: skipped outside.txt: symbolic link leads outside"),
         "{stderr}"
     );
     assert!(
-        stdout.contains("; 2 files skipped by kts-crawl (its warnings above)"),
+        stdout.contains("; 1 files skipped by kts-crawl (its warnings above)"),
         "{stdout}"
     );
     // The chunk records went under the scope's stage folder, and are gone.

@@ -1,6 +1,7 @@
 //! What a file's status is measured against: the documents the scope's index
 //! holds when there is one (a file is "unchanged" only once it is indexed, so
-//! a pipeline that failed half-way is redone), else the previous crawl.
+//! a pipeline that failed half-way is redone), else the previous crawl, as
+//! long as the scope was never indexed.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -14,30 +15,62 @@ pub struct Baseline {
     /// Path → what was there: the entry of the previous crawl, or one made
     /// from the index (size and mtime unknown, 0).
     known: BTreeMap<String, Entry>,
+    /// Whether the scope has or had an index.
+    had_index: bool,
 }
 
-/// The index's documents if the scope has an index, else the previous crawl.
+/// The index's documents if the scope has an index, else the previous crawl
+/// as long as the scope never had one.
 pub fn load(root: &Path, previous: &Manifest, messages: &Messages) -> Baseline {
+    let had_index = previous.indexed() || has_index_files(root);
     if !kts_store::db_path(root).is_file() {
-        return from_crawl(previous);
+        return without_index(previous, had_index);
     }
     match indexed(root, previous) {
-        Ok(known) => Baseline { known },
+        Ok(known) => Baseline {
+            known,
+            had_index: true,
+        },
         // The first kts-index run, started beside this crawl in the same pipeline.
-        Err(err) if err.downcast_ref::<kts_store::NoIndexYet>().is_some() => from_crawl(previous),
+        Err(err) if err.downcast_ref::<kts_store::NoIndexYet>().is_some() => {
+            without_index(previous, had_index)
+        }
         Err(err) => {
-            messages.warn(&format!(
-                "cannot read the index ({err:#}); comparing with the previous crawl"
-            ));
-            from_crawl(previous)
+            let instead = if had_index {
+                "every file counts as new"
+            } else {
+                "comparing with the previous crawl"
+            };
+            messages.warn(&format!("cannot read the index ({err:#}); {instead}"));
+            without_index(previous, had_index)
         }
     }
+}
+
+/// What an index leaves in `.kts/`: its database, or its keyword index
+/// beside it (still there when the database was moved aside).
+pub fn has_index_files(root: &Path) -> bool {
+    kts_store::db_path(root).is_file() || kts_store::lexical_index_dir(root).is_dir()
+}
+
+/// With no readable index: the previous crawl, unless the scope had an index
+/// (moved aside, removed, being rebuilt): the crawls told what that index
+/// held, so nothing is known and every file is new.
+fn without_index(previous: &Manifest, had_index: bool) -> Baseline {
+    if had_index {
+        return Baseline {
+            known: BTreeMap::new(),
+            had_index,
+        };
+    }
+    from_crawl(previous)
 }
 
 /// The index's documents; an error when the scope has no readable index.
 pub fn from_index(root: &Path, previous: &Manifest) -> anyhow::Result<Baseline> {
     Ok(Baseline {
         known: indexed(root, previous)?,
+        had_index: true,
     })
 }
 
@@ -47,6 +80,7 @@ fn from_crawl(previous: &Manifest) -> Baseline {
             .entries()
             .map(|(path, entry)| (path.clone(), entry.clone()))
             .collect(),
+        had_index: false,
     }
 }
 
@@ -65,6 +99,8 @@ fn indexed(root: &Path, previous: &Manifest) -> anyhow::Result<BTreeMap<String, 
             let entry = Entry {
                 size: crawled.map_or(0, |e| e.size),
                 mtime_ns: crawled.map_or(0, |e| e.mtime_ns),
+                ctime_ns: crawled.map_or(0, |e| e.ctime_ns),
+                inode: crawled.map_or(0, |e| e.inode),
                 // A document indexed without its source hash (a hand-made stream)
                 // never matches, so the file counts as changed and is redone.
                 sha256: source.source_sha256.unwrap_or_default(),
@@ -77,6 +113,10 @@ fn indexed(root: &Path, previous: &Manifest) -> anyhow::Result<BTreeMap<String, 
 }
 
 impl Baseline {
+    pub fn had_index(&self) -> bool {
+        self.had_index
+    }
+
     pub fn status(&self, path: &str, sha256: &str) -> FileStatus {
         match self.known.get(path) {
             None => FileStatus::New,

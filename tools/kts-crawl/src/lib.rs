@@ -25,11 +25,16 @@ mtime, sha256, format and status: new, changed, unchanged or deleted against
 what the scope's index holds (DIR/.kts/kts.db), or against the previous crawl
 when there is no index yet (so before a scope's first index, a crawl that was
 not indexed makes the next --changed-only skip its files: look with --dry-run,
-and index a new scope without --changed-only). Files whose size and mtime match the previous crawl
-(DIR/.kts/manifest.json) are not read again. Hidden files, Office lock files (~$x.docx) and the
+and index a new scope without --changed-only; once a scope has had an index, a
+crawl that finds none reports every file new). Files whose size, mtime, ctime
+and inode match the previous crawl (DIR/.kts/manifest.json) are not read
+again. Hidden files, Office lock files (~$x.docx) and the
 .kts folder are skipped, and so, with a warning, is a folder named FILE#attachment
 or FILE#message beside an e-mail FILE (its files would have the paths of the
-documents inside FILE); symbolic links are followed only within DIR. Files of
+documents inside FILE); symbolic links are followed only within DIR, and one
+whose target is gone is skipped (its documents are deleted). A file or folder
+that cannot be read, or a file whose name is not valid UTF-8, is a kts.error/1
+record (exit status 1), and the documents under it are not deleted. Files of
 other formats are skipped as unsupported: their number is said on stderr, and
 --verbose names each one. A knowledge root (a folder whose sub-folders are
 indexed scopes) is refused, before anything is written: crawl each scope
@@ -96,6 +101,7 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     let mut out = JsonlWriter::new();
     let mut counts = [0usize; 4];
     let mut unsupported = 0usize;
+    let mut names_not_utf8 = 0usize;
 
     // Files and folders that could not be read: their documents are not deleted.
     let mut unreadable: Vec<String> = Vec::new();
@@ -107,6 +113,16 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
                 let error = messages.reject_record(at, kts_record::ErrorCode::Io, &reason);
                 out.write(&error)?;
                 unreadable.push(path);
+                continue;
+            }
+            Walked::NameNotUtf8 { path } => {
+                let error = messages.reject_record(
+                    &path,
+                    kts_record::ErrorCode::Io,
+                    "file name is not valid UTF-8: no record can name it (rename the file to index it)",
+                );
+                out.write(&error)?;
+                names_not_utf8 += 1;
                 continue;
             }
         };
@@ -152,14 +168,18 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     out.flush()?;
 
     if !args.dry_run {
+        // Looked at again: the first kts-index run of a pipeline makes its
+        // index while the crawl runs.
+        next.set_indexed(baseline.had_index() || baseline::has_index_files(&root));
         next.save(&root)?;
     }
     if args.reporting.stats {
         let [new, changed, unchanged, deleted] = counts;
         messages.info(&format!(
             "{new} new, {changed} changed, {unchanged} unchanged, {deleted} deleted, {} unreadable, \
-             {unsupported} skipped as unsupported",
-            messages.failures()
+             {names_not_utf8} not indexed (file name not valid UTF-8), {unsupported} skipped as \
+             unsupported",
+            messages.failures() - names_not_utf8
         ));
     } else if unsupported > 0 && !args.verbose && !args.reporting.quiet {
         messages.info(&format!(
@@ -178,13 +198,11 @@ fn is_within(path: &str, place: &str) -> bool {
             .is_some_and(|rest| rest.starts_with('/'))
 }
 
-/// The file's manifest entry: from the previous crawl when its size and
-/// modification time are unchanged (no need to read it), else read afresh.
+/// The file's manifest entry: from the previous crawl when the file is as
+/// that crawl found it (no need to read it), else read afresh.
 /// `None` when it is not a document kts handles.
 fn describe(previous: &Manifest, found: &walk::Found) -> anyhow::Result<Option<Entry>> {
-    let unchanged = previous
-        .get(&found.path)
-        .filter(|old| old.size == found.size && old.mtime_ns == found.mtime_ns);
+    let unchanged = previous.get(&found.path).filter(|old| found.is_as_in(old));
     match unchanged {
         Some(old) => Ok(Some(old.clone())),
         None => found.describe(),

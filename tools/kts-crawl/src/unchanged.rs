@@ -48,6 +48,7 @@ fn has_nothing_to_do(scope: &Path, silent: &Messages) -> bool {
         return false;
     };
     let mut found = Manifest::default();
+    found.set_indexed(true);
     let mut reread = false;
     for walked in walk::documents(&scope, silent) {
         let Walked::File(file) = walked else {
@@ -55,7 +56,7 @@ fn has_nothing_to_do(scope: &Path, silent: &Messages) -> bool {
         };
         reread |= previous
             .get(&file.path)
-            .is_none_or(|old| old.size != file.size || old.mtime_ns != file.mtime_ns);
+            .is_none_or(|old| !file.is_as_in(old));
         match describe(&previous, &file) {
             Ok(Some(entry))
                 if baseline.status(&file.path, &entry.sha256) == FileStatus::Unchanged =>

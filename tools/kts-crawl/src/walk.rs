@@ -2,6 +2,7 @@
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use kts_cli::Messages;
@@ -19,13 +20,17 @@ pub struct Found {
     pub full_path: PathBuf,
     pub size: u64,
     pub mtime_ns: i128,
+    pub ctime_ns: i128,
+    pub inode: u64,
 }
 
-/// What the walk meets: a file, or a file or folder it cannot read (whose
-/// documents must not be taken for deleted).
+/// What the walk meets: a file, a file or folder it cannot read (whose
+/// documents must not be taken for deleted), or a file whose name is not
+/// UTF-8 (no record can name it; `path` has U+FFFD for the bad bytes).
 pub enum Walked {
     File(Found),
     Unreadable { path: String, reason: String },
+    NameNotUtf8 { path: String },
 }
 
 /// Files that are never documents: editor and OS junk, Office lock files.
@@ -83,6 +88,14 @@ pub fn documents<'a>(root: &'a Path, messages: &'a Messages) -> impl Iterator<It
                         messages.warn(&format!("skipped {path}: symbolic link loop"));
                         return None;
                     }
+                    // A dangling link is no document: what it led to is deleted.
+                    if let Some(target) = err.path().and_then(broken_link_target) {
+                        messages.warn(&format!(
+                            "skipped {path}: broken symbolic link (to {})",
+                            target.display()
+                        ));
+                        return None;
+                    }
                     return Some(Walked::Unreadable {
                         path,
                         reason: err.to_string(),
@@ -94,8 +107,7 @@ pub fn documents<'a>(root: &'a Path, messages: &'a Messages) -> impl Iterator<It
             }
             let path = relative(root, entry.path());
             if entry.path().to_str().is_none() {
-                messages.warn(&format!("skipped {path}: file name is not valid UTF-8"));
-                return None;
+                return Some(Walked::NameNotUtf8 { path });
             }
             // A link into a skipped folder (such as .kts) would smuggle it back in.
             if entry.path_is_symlink() && resolves_into_junk(root, entry.path()) {
@@ -116,6 +128,9 @@ pub fn documents<'a>(root: &'a Path, messages: &'a Messages) -> impl Iterator<It
                 full_path: entry.into_path(),
                 size: metadata.len(),
                 mtime_ns,
+                ctime_ns: i128::from(metadata.ctime()) * 1_000_000_000
+                    + i128::from(metadata.ctime_nsec()),
+                inode: metadata.ino(),
             }))
         })
 }
@@ -149,6 +164,19 @@ fn stays_inside(root: &Path, path: &Path) -> bool {
         .is_ok_and(|target| target.starts_with(root))
 }
 
+/// The target of a symbolic link that leads nowhere (to a file or folder
+/// that does not exist); `None` for anything else.
+fn broken_link_target(path: &Path) -> Option<PathBuf> {
+    let target = std::fs::read_link(path).ok()?;
+    let dangling = std::fs::metadata(path).is_err_and(|err| {
+        matches!(
+            err.kind(),
+            std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+        )
+    });
+    dangling.then_some(target)
+}
+
 fn resolves_into_junk(root: &Path, path: &Path) -> bool {
     let Ok(target) = path.canonicalize() else {
         return true;
@@ -166,6 +194,17 @@ const TAIL_BYTES: u64 = 256 << 10;
 const MAP_THRESHOLD: u64 = 4 << 20;
 
 impl Found {
+    /// Whether the file is as the crawl that made `old` found it, by what
+    /// git's index compares: size, modification and status change times,
+    /// inode. Unpacking or copying with the old mtime (tar, cp -p), or
+    /// repointing a link, changes the status change time or the inode.
+    pub fn is_as_in(&self, old: &Entry) -> bool {
+        old.size == self.size
+            && old.mtime_ns == self.mtime_ns
+            && old.ctime_ns == self.ctime_ns
+            && old.inode == self.inode
+    }
+
     /// Reads the file: its format and hash. `None` when it is not a document kts handles.
     pub fn describe(&self) -> anyhow::Result<Option<Entry>> {
         let mut file = File::open(&self.full_path)?;
@@ -177,6 +216,8 @@ impl Found {
         Ok(Some(Entry {
             size: self.size,
             mtime_ns: self.mtime_ns,
+            ctime_ns: self.ctime_ns,
+            inode: self.inode,
             sha256,
             format,
         }))

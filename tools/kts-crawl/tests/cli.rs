@@ -109,6 +109,32 @@ fn changed_only_emits_work_and_deletions() {
 }
 
 #[test]
+fn once_a_scope_was_indexed_a_missing_index_makes_every_file_new() {
+    let scope = tempfile::tempdir().unwrap();
+    write(&scope.path().join("a.md"), b"# A\n");
+    assert!(crawl(scope.path(), &[]).status.success());
+    // Indexed after the crawl, as kts-index does at the end of the pipeline.
+    let mut store =
+        kts_store::Store::open_writer(scope.path(), kts_store::LockWait::NoWait).unwrap();
+    store.refresh_lexical_index().unwrap();
+    drop(store);
+
+    // Moved aside (a damaged one, to rebuild it): the crawl knew what it held.
+    std::fs::rename(
+        scope.path().join(".kts/kts.db"),
+        scope.path().join(".kts/kts.db.damaged"),
+    )
+    .unwrap();
+    let output = crawl(scope.path(), &["--changed-only"]);
+    assert_eq!(statuses(&output), [("a.md".into(), "new".into())]);
+    assert_eq!(
+        statuses(&crawl(scope.path(), &["--changed-only"])),
+        [("a.md".into(), "new".into())],
+        "still new until an index holds it"
+    );
+}
+
+#[test]
 fn dry_run_leaves_the_manifest_alone() {
     let scope = tempfile::tempdir().unwrap();
     write(&scope.path().join("a.md"), b"a");
@@ -288,6 +314,115 @@ fn symbolic_links_never_leave_the_scope_or_loop() {
         "{stderr}"
     );
     assert!(stderr.contains("symbolic link loop"), "{stderr}");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_link_whose_target_is_deleted_is_a_deleted_document() {
+    use std::os::unix::fs::symlink;
+    let scope = tempfile::tempdir().unwrap();
+    write(&scope.path().join("secret.md"), b"# Secret\n");
+    write(&scope.path().join("real/r1.md"), b"# R1\n");
+    symlink("secret.md", scope.path().join("alias.md")).unwrap();
+    symlink("real", scope.path().join("folder")).unwrap();
+    assert!(crawl(scope.path(), &[]).status.success());
+
+    std::fs::remove_file(scope.path().join("secret.md")).unwrap();
+    std::fs::remove_dir_all(scope.path().join("real")).unwrap();
+    let output = crawl(scope.path(), &[]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert_eq!(
+        statuses(&output),
+        [
+            ("alias.md".into(), "deleted".into()),
+            ("folder/r1.md".into(), "deleted".into()),
+            ("real/r1.md".into(), "deleted".into()),
+            ("secret.md".into(), "deleted".into()),
+        ]
+    );
+    assert!(
+        stderr.contains("skipped alias.md: broken symbolic link (to secret.md)")
+            && stderr.contains("skipped folder: broken symbolic link (to real)"),
+        "{stderr}"
+    );
+    assert!(
+        crawl(scope.path(), &["--changed-only"]).stdout.is_empty(),
+        "deleted once"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_file_whose_name_is_not_utf8_is_an_error_and_counted() {
+    use std::os::unix::ffi::OsStrExt;
+    let scope = tempfile::tempdir().unwrap();
+    write(&scope.path().join("ok.md"), b"# Ok\n");
+    let latin1 = std::ffi::OsStr::from_bytes(b"r\xe9sum\xe9.md");
+    write(&scope.path().join(latin1), b"# Report\n");
+
+    let output = crawl(scope.path(), &["--stats"]);
+    assert_eq!(output.status.code(), Some(1));
+    let files: Vec<String> = records(&output)
+        .iter()
+        .filter(|r| r["schema"] == "kts.file/1")
+        .map(|r| r["path"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(files, ["ok.md"]);
+    let errors: Vec<String> = records(&output)
+        .iter()
+        .filter(|r| r["schema"] == "kts.error/1")
+        .map(|r| format!("{} {}", r["path"], r["code"]))
+        .collect();
+    assert_eq!(errors, ["\"r\u{fffd}sum\u{fffd}.md\" \"io\""]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("file name is not valid UTF-8")
+            && stderr.contains(
+                "0 unreadable, 1 not indexed (file name not valid UTF-8), 0 skipped as unsupported"
+            ),
+        "{stderr}"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_change_that_keeps_size_and_mtime_is_seen() {
+    use std::os::unix::fs::symlink;
+    let scope = tempfile::tempdir().unwrap();
+    let fixed = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_704_067_200);
+    let write_dated = |name: &str, content: &[u8]| {
+        let path = scope.path().join(name);
+        write(&path, content);
+        std::fs::File::options()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_modified(fixed)
+            .unwrap();
+    };
+    write_dated("v1.md", b"# 1.2.3 AAAA\n");
+    write_dated("v2.md", b"# 1.2.4 BBBB\n");
+    write_dated("install.md", b"# version 1.2.3\n");
+    symlink("v1.md", scope.path().join("current.md")).unwrap();
+    assert!(crawl(scope.path(), &[]).status.success());
+
+    // A link repointed, and a file unpacked again with the old mtime (a
+    // tick of the kernel's coarse clock later, so that its ctime differs).
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    std::fs::remove_file(scope.path().join("current.md")).unwrap();
+    symlink("v2.md", scope.path().join("current.md")).unwrap();
+    write_dated("install.md", b"# version 1.2.4\n");
+    let output = crawl(scope.path(), &["--changed-only"]);
+    assert_eq!(
+        statuses(&output),
+        [
+            ("current.md".into(), "changed".into()),
+            ("install.md".into(), "changed".into()),
+        ]
+    );
+    let current = &records(&output)[0];
+    assert_eq!(current["sha256"], sha256_hex(b"# 1.2.4 BBBB\n"));
 }
 
 #[test]

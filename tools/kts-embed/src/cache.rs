@@ -12,11 +12,13 @@
 //! Loading stops at the first partial or damaged record (a crash mid-append):
 //! what follows is ignored and cut off before the next append. A header for
 //! other settings (another model file, max_tokens, ...) starts a new file,
-//! written aside and renamed into place.
+//! written aside and renamed into place. So does [`EmbeddingCache::prune`],
+//! which leaves out the vectors no one needs any more once they are most of
+//! the file.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fs::{File, OpenOptions};
-use std::io::Write;
+use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
@@ -41,6 +43,8 @@ pub fn text_key(text: &str) -> Key {
 pub struct EmbeddingCache {
     vectors: HashMap<Key, Vec<f32>>,
     dims: usize,
+    /// The texts this process asked for or added: [`Self::prune`] keeps them.
+    used: HashSet<Key>,
     file: Option<CacheFile>,
 }
 
@@ -62,6 +66,7 @@ impl EmbeddingCache {
         EmbeddingCache {
             vectors: HashMap::new(),
             dims,
+            used: HashSet::new(),
             file: None,
         }
     }
@@ -72,6 +77,7 @@ impl EmbeddingCache {
             .join("embeddings")
             .join(format!("{}.bin", manifest.id));
         let header = header(manifest);
+        remove_abandoned_rewrites(&path);
         let bytes = match std::fs::read(&path) {
             Ok(bytes) => bytes,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
@@ -86,6 +92,7 @@ impl EmbeddingCache {
         Ok(EmbeddingCache {
             vectors,
             dims: manifest.dims,
+            used: HashSet::new(),
             file: Some(CacheFile {
                 path,
                 header,
@@ -100,6 +107,13 @@ impl EmbeddingCache {
 
     pub fn get(&self, key: &Key) -> Option<&Vec<f32>> {
         self.vectors.get(key)
+    }
+
+    /// Whether the vector of a text this run needs is cached (the text is
+    /// then one [`Self::prune`] keeps).
+    pub fn has_for_use(&mut self, key: Key) -> bool {
+        self.used.insert(key);
+        self.vectors.contains_key(&key)
     }
 
     pub fn len(&self) -> usize {
@@ -120,6 +134,7 @@ impl EmbeddingCache {
             return Ok(());
         }
         let record = encode_record(&key, &vector);
+        self.used.insert(key);
         self.vectors.insert(key, vector);
         if let Some(file) = &mut self.file {
             file.pending.extend_from_slice(&record);
@@ -142,6 +157,34 @@ impl EmbeddingCache {
             Some(file) => file.flush(),
             None => Ok(()),
         }
+    }
+
+    /// Rewrites the file without the vectors that neither this process used
+    /// nor the scope's index holds, once they must be more than half of it:
+    /// there are more than twice as many vectors as `indexed_chunks` and the
+    /// texts used together. Only then is `indexed_keys` asked for the keys of
+    /// the index's texts. Returns how many vectors were left out.
+    ///
+    /// A vector is only ever copied with its own key, so a pruned file, or a
+    /// process appending to the file it replaced, loses vectors at worst.
+    pub fn prune(
+        &mut self,
+        indexed_chunks: usize,
+        indexed_keys: impl FnOnce() -> anyhow::Result<HashSet<Key>>,
+    ) -> anyhow::Result<usize> {
+        let Some(file) = &mut self.file else {
+            return Ok(0);
+        };
+        if !file.exists || self.vectors.len() <= 2 * (indexed_chunks + self.used.len()) {
+            return Ok(0);
+        }
+        file.flush()?;
+        let indexed = indexed_keys()?;
+        let before = self.vectors.len();
+        self.vectors
+            .retain(|key, _| self.used.contains(key) || indexed.contains(key));
+        file.rewrite(self.vectors.iter())?;
+        Ok(before - self.vectors.len())
     }
 }
 
@@ -187,26 +230,80 @@ impl CacheFile {
         self.appender.as_mut().context("cache file not open")
     }
 
-    /// Writes a file with just the header aside, then renames it into place.
+    /// Writes a file with just the header in place of any other.
     fn create(&mut self) -> anyhow::Result<()> {
         let dir = self.path.parent().context("cache path has no folder")?;
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        self.rewrite(std::iter::empty())
+    }
+
+    /// Replaces the file with one of these records: written aside, then
+    /// renamed into place, so that a reader or a kill meanwhile finds the old
+    /// file or the new one, whole.
+    fn rewrite<'a>(
+        &mut self,
+        records: impl Iterator<Item = (&'a Key, &'a Vec<f32>)>,
+    ) -> anyhow::Result<()> {
         let temp = self
             .path
             .with_extension(format!("bin.tmp{}", std::process::id()));
-        let written = File::create(&temp).and_then(|mut f| {
-            f.write_all(&self.header)?;
-            f.sync_all()
-        });
-        let renamed = written.and_then(|()| std::fs::rename(&temp, &self.path));
-        if let Err(e) = renamed {
-            let _ = std::fs::remove_file(&temp);
-            return Err(e).with_context(|| format!("creating {}", self.path.display()));
-        }
+        let written = write_file(&temp, &self.header, records)
+            .and_then(|len| std::fs::rename(&temp, &self.path).map(|()| len));
+        let len = match written {
+            Ok(len) => len,
+            Err(e) => {
+                let _ = std::fs::remove_file(&temp);
+                return Err(e).with_context(|| format!("writing {}", self.path.display()));
+            }
+        };
         self.exists = true;
-        self.good_len = HEADER_LEN as u64;
+        self.appender = None;
+        self.good_len = len;
         Ok(())
     }
+}
+
+/// Removes the files that processes now gone (killed mid-rewrite) left
+/// beside the cache file `path`: `<path>.tmp<pid>`.
+fn remove_abandoned_rewrites(path: &Path) {
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name().and_then(|n| n.to_str())) else {
+        return;
+    };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let prefix = format!("{name}.tmp");
+    for entry in entries.flatten() {
+        let pid = entry
+            .file_name()
+            .to_str()
+            .and_then(|file| file.strip_prefix(&prefix))
+            .and_then(|pid| pid.parse::<u32>().ok());
+        if let Some(pid) = pid
+            && pid != std::process::id()
+            && !Path::new(&format!("/proc/{pid}")).exists()
+        {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
+/// Writes `header` and the records to `path`, synced; returns its length.
+fn write_file<'a>(
+    path: &Path,
+    header: &[u8],
+    records: impl Iterator<Item = (&'a Key, &'a Vec<f32>)>,
+) -> std::io::Result<u64> {
+    let mut out = BufWriter::new(File::create(path)?);
+    out.write_all(header)?;
+    let mut len = header.len() as u64;
+    for (key, vector) in records {
+        let record = encode_record(key, vector);
+        out.write_all(&record)?;
+        len += record.len() as u64;
+    }
+    out.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+    Ok(len)
 }
 
 fn header(manifest: &Manifest) -> Vec<u8> {
@@ -331,6 +428,50 @@ mod tests {
         bytes[last] ^= 0xff;
         std::fs::write(&path, bytes).unwrap();
         assert_eq!(EmbeddingCache::open(dir.path(), &m).unwrap().len(), 1);
+    }
+
+    #[test]
+    fn pruning_keeps_the_vectors_used_or_indexed_once_most_are_dead() {
+        let dir = tempfile::tempdir().unwrap();
+        let m = manifest(3);
+        fill(dir.path(), &m, &["a", "b", "c", "d", "e"]);
+        let path = dir.path().join("embeddings/test-model.bin");
+        let indexed = || Ok(HashSet::from([text_key("b")]));
+
+        let mut cache = EmbeddingCache::open(dir.path(), &m).unwrap();
+        assert!(cache.has_for_use(text_key("a")));
+        assert_eq!(cache.prune(2, indexed).unwrap(), 0, "5 of at most 3 live");
+        assert_eq!(cache.prune(1, indexed).unwrap(), 3, "5 of at most 2 live");
+        assert_eq!(
+            std::fs::metadata(&path).unwrap().len(),
+            (HEADER_LEN + 2 * record_len(3)) as u64
+        );
+        cache.insert(text_key("f"), vec![5.0; 3]).unwrap();
+        cache.flush().unwrap();
+
+        let cache = EmbeddingCache::open(dir.path(), &m).unwrap();
+        assert_eq!(cache.len(), 3);
+        assert_eq!(cache.get(&text_key("a")), Some(&vec![0.0; 3]));
+        assert_eq!(cache.get(&text_key("b")), Some(&vec![1.0; 3]));
+        assert_eq!(cache.get(&text_key("f")), Some(&vec![5.0; 3]));
+    }
+
+    #[test]
+    fn a_rewrite_left_by_a_process_now_gone_is_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let m = manifest(3);
+        let folder = dir.path().join("embeddings");
+        std::fs::create_dir_all(&folder).unwrap();
+        // pid_max is at most 2^22: no process has the first; 1 always runs.
+        for pid in ["99999999", "1"] {
+            std::fs::write(folder.join(format!("test-model.bin.tmp{pid}")), b"").unwrap();
+        }
+        EmbeddingCache::open(dir.path(), &m).unwrap();
+        let left: Vec<String> = std::fs::read_dir(&folder)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        assert_eq!(left, ["test-model.bin.tmp1"]);
     }
 
     #[test]

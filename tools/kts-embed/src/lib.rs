@@ -46,6 +46,9 @@ fetched once by models/fetch, never at run time. Vectors are cached by text
 hash in the scope's .kts/embeddings/<model>.bin (the scope is the `root` of
 the kts.doc/1 record ahead of the chunks), so a re-run embeds only new text;
 a cache that cannot be written (read-only media, a full disk) is a warning.
+When a scope's cache holds more than twice as many vectors as the run used
+and the scope's index has chunks, together, it is rewritten with just the
+vectors of those texts (a --cache folder, which scopes may share, is not).
 Without --model, a scope whose index was built with a model keeps it (read
 from DIR/.kts/kts.db); a new scope gets the default model.
 
@@ -78,8 +81,9 @@ pub struct Args {
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub batch: u16,
 
-    /// Keep the vector cache in DIR/embeddings/ [default: the scope's .kts/
-    /// folder, from the `root` of the kts.doc/1 records; none without one].
+    /// Keep the vector cache in DIR/embeddings/, never pruned [default: the
+    /// scope's .kts/ folder, from the `root` of the kts.doc/1 records; none
+    /// without one].
     #[arg(long, value_name = "DIR", conflicts_with = "no_cache")]
     pub cache: Option<PathBuf>,
 

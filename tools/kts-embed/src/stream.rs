@@ -5,6 +5,7 @@
 //! (cache misses) gather into a window; the window is embedded in one call
 //! (batched by similar length when `--batch` > 1), then the queue is written.
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
@@ -43,17 +44,54 @@ impl ScopeModels {
 
 /// The model id the index in a `.kts` folder was built with, if it has one.
 fn index_model(kts_dir: &Path) -> Option<String> {
-    let db = kts_dir.join("kts.db");
-    if !db.is_file() {
-        return None;
-    }
-    let flags =
-        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    let conn = rusqlite::Connection::open_with_flags(db, flags).ok()?;
+    let conn = open_index(kts_dir).ok()??;
     conn.query_row("SELECT value FROM meta WHERE key = 'model_id'", [], |row| {
         row.get(0)
     })
     .ok()
+}
+
+/// The index in a `.kts` folder, read-only; `None` when there is none.
+fn open_index(kts_dir: &Path) -> rusqlite::Result<Option<rusqlite::Connection>> {
+    let db = kts_dir.join("kts.db");
+    if !db.is_file() {
+        return Ok(None);
+    }
+    let flags =
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    rusqlite::Connection::open_with_flags(db, flags).map(Some)
+}
+
+/// How many chunks the index in a `.kts` folder holds (0 without one).
+fn indexed_chunk_count(kts_dir: &Path) -> rusqlite::Result<usize> {
+    match open_index(kts_dir)? {
+        Some(conn) => conn.query_row("SELECT count(*) FROM chunks", [], |row| {
+            row.get::<_, i64>(0).map(|count| count as usize)
+        }),
+        None => Ok(0),
+    }
+}
+
+/// The cache keys of the texts of the index's chunks: what the model read of
+/// each, as [`Stream::chunk`] makes it from the records kts-index stored.
+fn indexed_text_keys(kts_dir: &Path) -> anyhow::Result<HashSet<Key>> {
+    let Some(conn) = open_index(kts_dir)? else {
+        return Ok(HashSet::new());
+    };
+    let mut statement = conn.prepare(
+        "SELECT c.text, c.heading_path, d.title FROM chunks c JOIN documents d USING (doc_id)",
+    )?;
+    let mut rows = statement.query([])?;
+    let mut keys = HashSet::new();
+    while let Some(row) = rows.next()? {
+        let text: String = row.get(0)?;
+        let headings: String = row.get(1)?;
+        let title: String = row.get(2)?;
+        let chunk =
+            serde_json::json!({ "heading_path": serde_json::from_str::<Value>(&headings)? });
+        keys.insert(text_key(&embedding_input(&text, &chunk, &title)));
+    }
+    Ok(keys)
 }
 
 /// Where the vectors of already embedded texts are kept.
@@ -164,8 +202,8 @@ impl<'a> Stream<'a> {
         }
         self.embed_window()?;
         self.bar.finish_and_clear();
-        self.flush_cache();
         self.out.flush()?;
+        self.close_cache();
         Ok(())
     }
 
@@ -209,7 +247,7 @@ impl<'a> Stream<'a> {
                 kts_dir.map_or(String::new(), |d| d.display().to_string())
             )
         })?;
-        self.flush_cache();
+        self.close_cache();
         let cache_dir = (!self.current.as_os_str().is_empty()).then(|| self.current.clone());
         self.cache = open_cache(&self.embedder, self.messages, cache_dir.as_deref());
         Ok(())
@@ -241,7 +279,7 @@ impl<'a> Stream<'a> {
         };
         let text = embedding_input(text, &value, title);
         let key = text_key(&text);
-        let cached = self.cache.get(&key).is_some() || self.misses.iter().any(|(k, _)| *k == key);
+        let cached = self.cache.has_for_use(key) || self.misses.iter().any(|(k, _)| *k == key);
         if cached {
             self.counts.cached += 1;
         } else {
@@ -336,12 +374,34 @@ impl<'a> Stream<'a> {
         }
     }
 
+    /// Done with the current cache: its last vectors written, and, when it
+    /// is a scope's own (not a --cache folder, which other scopes may share),
+    /// pruned of the vectors neither this run nor the scope's index needs.
+    fn close_cache(&mut self) {
+        self.flush_cache();
+        if !matches!(self.choice, CacheChoice::FromScope) || self.current.as_os_str().is_empty() {
+            return;
+        }
+        // An index that cannot be read now prunes nothing.
+        let Ok(indexed_chunks) = indexed_chunk_count(&self.current) else {
+            return;
+        };
+        let kts_dir = self.current.clone();
+        let pruned = self
+            .cache
+            .prune(indexed_chunks, || indexed_text_keys(&kts_dir));
+        if let Err(e) = pruned {
+            self.messages
+                .warn(&format!("the embedding cache was not pruned ({e:#})"));
+        }
+    }
+
     /// Makes the cache of a `.kts` folder (or the in-memory one) current,
-    /// after flushing the one it replaces.
+    /// after closing the one it replaces.
     fn select_cache(&mut self, kts_dir: Option<&Path>) {
         let key = kts_dir.map(Path::to_path_buf).unwrap_or_default();
         if key != self.current {
-            self.flush_cache();
+            self.close_cache();
             self.cache = open_cache(&self.embedder, self.messages, kts_dir);
             self.current = key;
         }

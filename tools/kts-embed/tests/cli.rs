@@ -461,3 +461,60 @@ fn to_floats(vector: &Value) -> Vec<f64> {
         .map(|x| x.as_f64().unwrap())
         .collect()
 }
+
+#[test]
+fn the_cache_keeps_what_the_run_or_the_index_needs_once_most_of_it_is_dead() {
+    let models = models_dir();
+    let models = models.to_str().unwrap();
+    let scope = tempfile::tempdir().unwrap();
+    let cache_len = || {
+        let manifest = kts_embed::Manifest::load(Path::new(models), MODEL).unwrap();
+        kts_embed::EmbeddingCache::open(&scope.path().join(".kts"), &manifest)
+            .unwrap()
+            .len()
+    };
+    // One document indexed, read after its title and headings.
+    let id = kts_record::scope_path::doc_id("guide.md");
+    let mut guide = doc(scope.path(), &id);
+    guide["path"] = json!("guide.md");
+    guide["title"] = json!("Okapi guide");
+    let mut text = chunk(&id, 0, "It ranks documents by term frequency.");
+    text["path"] = json!("guide.md");
+    text["chunk_id"] = json!(format!("{id}-0"));
+    text["heading_path"] = json!(["Scoring"]);
+    let indexed = lines(&[guide, text]);
+    let (output, records) = embed(&indexed, &["--models", models]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let index = kts_tests::run_tool(
+        &kts_tests::bin("kts-index"),
+        &[scope.path().to_str().unwrap(), "--quiet"],
+        lines(&records).as_bytes(),
+        std::time::Duration::from_secs(60),
+    );
+    assert!(
+        index.status.is_some_and(|s| s.success()),
+        "{}",
+        String::from_utf8_lossy(&index.stderr)
+    );
+
+    // A draft rewritten again and again, never indexed: its old texts die.
+    for round in 0..3 {
+        let draft = lines(&[
+            doc(scope.path(), "draft"),
+            chunk("draft", 0, &format!("Draft {round}: the first paragraph.")),
+            chunk("draft", 1, &format!("Draft {round}: the second paragraph.")),
+        ]);
+        let (output, _) = embed(&draft, &["--models", models]);
+        assert!(output.status.success(), "{}", stderr(&output));
+    }
+    // 7 vectors, more than twice the 1 indexed and 2 used: the 4 of older drafts go.
+    assert_eq!(cache_len(), 3);
+
+    let (again, _) = embed(&indexed, &["--models", models, "--stats"]);
+    assert_eq!(
+        stat(&again, "from cache"),
+        1,
+        "the indexed text is kept: {}",
+        stderr(&again)
+    );
+}
