@@ -1,12 +1,12 @@
 //! Finding a scope's documents: what is skipped, and reading what is kept.
 
 use std::fs::File;
-use std::io::{Read, Seek, SeekFrom};
+use std::io::{Seek, SeekFrom};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use kts_cli::Messages;
-use kts_record::{Format, detect_format};
+use kts_record::{Format, sniff_file_format};
 use sha2::{Digest, Sha256};
 use walkdir::WalkDir;
 
@@ -146,7 +146,7 @@ fn mail_whose_parts_it_would_hold(folder: &Path) -> Option<String> {
         .or_else(|| name.strip_suffix("#message"))?;
     let path = folder.with_file_name(mail);
     let size = std::fs::metadata(&path).ok().filter(|m| m.is_file())?.len();
-    let format = sniff_format(&mut File::open(&path).ok()?, size, &path).ok()??;
+    let format = sniff_file_format(&mut File::open(&path).ok()?, size, &path).ok()??;
     matches!(format, Format::Eml | Format::Msg | Format::Mbox).then(|| mail.to_string())
 }
 
@@ -187,9 +187,6 @@ fn resolves_into_junk(root: &Path, path: &Path) -> bool {
         .any(|c| c.as_os_str().to_str().is_some_and(is_junk))
 }
 
-/// Bytes read from each end of a file to tell its format.
-const HEAD_BYTES: usize = 8 << 10;
-const TAIL_BYTES: u64 = 256 << 10;
 /// Files at least this large are hashed through a memory map.
 const MAP_THRESHOLD: u64 = 4 << 20;
 
@@ -208,7 +205,7 @@ impl Found {
     /// Reads the file: its format and hash. `None` when it is not a document kts handles.
     pub fn describe(&self) -> anyhow::Result<Option<Entry>> {
         let mut file = File::open(&self.full_path)?;
-        let Some(format) = sniff_format(&mut file, self.size, &self.full_path)? else {
+        let Some(format) = sniff_file_format(&mut file, self.size, &self.full_path)? else {
             return Ok(None);
         };
         file.seek(SeekFrom::Start(0))?;
@@ -222,24 +219,6 @@ impl Found {
             format,
         }))
     }
-}
-
-/// The format of a file of `size` bytes, told by its first and last bytes
-/// (and its extension); `None` when it is not a document kts handles.
-fn sniff_format(file: &mut File, size: u64, path: &Path) -> std::io::Result<Option<Format>> {
-    let extension = path.extension().and_then(|e| e.to_str());
-    let mut head = Vec::with_capacity(HEAD_BYTES);
-    file.by_ref()
-        .take(HEAD_BYTES as u64)
-        .read_to_end(&mut head)?;
-    let mut tail = Vec::new();
-    if size > HEAD_BYTES as u64 {
-        file.seek(SeekFrom::Start(
-            size.saturating_sub(TAIL_BYTES).max(HEAD_BYTES as u64),
-        ))?;
-        file.read_to_end(&mut tail)?;
-    }
-    Ok(detect_format(&head, &tail, extension))
 }
 
 fn hash(file: &File, size: u64) -> anyhow::Result<String> {

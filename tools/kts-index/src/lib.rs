@@ -2,16 +2,14 @@
 //! stream of documents, chunks, deletions and errors.
 
 use std::collections::HashSet;
-use std::io::{Read, Seek, SeekFrom};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use clap::{CommandFactory, Parser};
 use kts_cli::{Exit, Incoming, JsonlReader, Messages};
 use kts_record::scope_path::{self, UnsafePath};
-use kts_record::{
-    ChunkRecord, DocRecord, ErrorCode, FileRecord, FileStatus, Format, detect_format, schema_id,
-};
+use kts_record::{ChunkRecord, DocRecord, ErrorCode, FileRecord, FileStatus, Format, schema_id};
 use kts_store::{Applied, ChunkRow, DocumentRow, LockWait, Locked, ModelMismatch, Store};
 use serde_json::Value;
 
@@ -756,26 +754,14 @@ fn is_part_of(path: &str, file: &str) -> bool {
 }
 
 /// Whether the file at `path` is one of a format kts reads, told as kts-crawl
-/// tells it: by its first and last bytes and its extension.
+/// tells it.
 fn is_readable_format(path: &Path) -> bool {
-    const HEAD_BYTES: u64 = 8 << 10;
-    const TAIL_BYTES: u64 = 256 << 10;
-    let read = || -> std::io::Result<Option<Format>> {
+    let sniffed = || -> std::io::Result<Option<Format>> {
         let mut file = std::fs::File::open(path)?;
         let size = file.metadata()?.len();
-        let mut head = Vec::new();
-        file.by_ref().take(HEAD_BYTES).read_to_end(&mut head)?;
-        let mut tail = Vec::new();
-        if size > HEAD_BYTES {
-            file.seek(SeekFrom::Start(
-                size.saturating_sub(TAIL_BYTES).max(HEAD_BYTES),
-            ))?;
-            file.read_to_end(&mut tail)?;
-        }
-        let extension = path.extension().and_then(|e| e.to_str());
-        Ok(detect_format(&head, &tail, extension))
+        kts_record::sniff_file_format(&mut file, size, path)
     };
-    path.is_file() && matches!(read(), Ok(Some(_)))
+    path.is_file() && matches!(sniffed(), Ok(Some(_)))
 }
 
 /// A folder with its symbolic links resolved, when it can be.

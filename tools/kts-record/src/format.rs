@@ -1,3 +1,7 @@
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::Path;
+
 use serde::{Deserialize, Serialize};
 
 /// A document format kts converts.
@@ -253,6 +257,33 @@ fn image_format(head: &[u8]) -> Option<Format> {
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+/// Bytes read from each end of a file to tell its format.
+const HEAD_BYTES: usize = 8 << 10;
+const TAIL_BYTES: u64 = 256 << 10;
+
+/// The format of an open file of `size` bytes named `path`, told by its
+/// first and last bytes and its extension (see [`detect_format`]); `None`
+/// when it is not a document kts handles.
+pub fn sniff_file_format(
+    file: &mut File,
+    size: u64,
+    path: &Path,
+) -> std::io::Result<Option<Format>> {
+    let extension = path.extension().and_then(|e| e.to_str());
+    let mut head = Vec::with_capacity(HEAD_BYTES);
+    file.by_ref()
+        .take(HEAD_BYTES as u64)
+        .read_to_end(&mut head)?;
+    let mut tail = Vec::new();
+    if size > HEAD_BYTES as u64 {
+        file.seek(SeekFrom::Start(
+            size.saturating_sub(TAIL_BYTES).max(HEAD_BYTES as u64),
+        ))?;
+        file.read_to_end(&mut tail)?;
+    }
+    Ok(detect_format(&head, &tail, extension))
 }
 
 /// Detects a file's format from its content, using the extension only to tell

@@ -11,7 +11,9 @@ mod records;
 pub mod scope_path;
 
 pub use error_code::ErrorCode;
-pub use format::{Format, Utf16, cell_reference, detect_format, utf16_without_bom};
+pub use format::{
+    Format, Utf16, cell_reference, detect_format, sniff_file_format, utf16_without_bom,
+};
 pub use query_records::{
     LedgerHit, LedgerRecord, PlanNote, PlanRecord, PlannedQuery, ScopeCountRecord,
 };
