@@ -791,11 +791,10 @@ impl Searcher {
             .iter()
             .filter_map(|fused| Some((fused, hits.remove(&fused.rowid)?)))
             .collect();
-        let confidences: Vec<f64> = never_rising(
-            kept.iter()
-                .enumerate()
-                .map(|(i, (fused, _))| confidence(&confidence_features(fused, i + 1))),
-        )
+        let vectors_searched = self.settings.mode != Mode::Bm25;
+        let confidences: Vec<f64> = never_rising(kept.iter().enumerate().map(|(i, (fused, _))| {
+            confidence(&confidence_features(fused, i + 1), vectors_searched)
+        }))
         .collect();
         kept.into_iter()
             .enumerate()
