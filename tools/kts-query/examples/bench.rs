@@ -198,15 +198,20 @@ fn paragraphs(corpus: &Path) -> anyhow::Result<Vec<String>> {
     Ok(out)
 }
 
-/// A question-like query: a run of 4 to 9 words from a paragraph.
-fn question(rng: &mut fastrand::Rng, paragraph: &str) -> String {
+/// A question-like query: a run of 4 to 9 words from a paragraph; `None`
+/// when the paragraph has no plain word (a table's rule, say).
+fn question(rng: &mut fastrand::Rng, paragraph: &str) -> Option<String> {
     let words: Vec<&str> = paragraph
         .split_whitespace()
         .filter(|w| w.chars().all(|c| c.is_alphanumeric() || ",.?'".contains(c)))
+        .filter(|w| w.chars().any(char::is_alphanumeric))
         .collect();
+    if words.is_empty() {
+        return None;
+    }
     let len = rng.usize(4..10).min(words.len());
     let start = rng.usize(0..=words.len() - len);
-    words[start..start + len].join(" ")
+    Some(words[start..start + len].join(" "))
 }
 
 fn stream(n: usize, corpus: &Path, out: &Path) -> anyhow::Result<()> {
@@ -248,11 +253,16 @@ fn write_queries(
     out: &Path,
 ) -> anyhow::Result<()> {
     let mut queries = BufWriter::new(std::fs::File::create(out.join("queries.jsonl"))?);
-    for q in 0..QUERIES {
+    let mut written = 0;
+    while written < QUERIES {
         let paragraph = &paragraphs[rng.usize(0..paragraphs.len().min(n))];
-        let line = json!({"id": format!("q{q}"), "text": question(rng, paragraph),
+        let Some(text) = question(rng, paragraph) else {
+            continue;
+        };
+        let line = json!({"id": format!("q{written}"), "text": text,
             "embedding": unit_vector(rng), "model": MODEL});
         writeln!(queries, "{line}")?;
+        written += 1;
     }
     Ok(())
 }
