@@ -161,21 +161,24 @@ impl EmbeddingCache {
 
     /// Rewrites the file without the vectors that neither this process used
     /// nor the scope's index holds, once they must be more than half of it:
-    /// there are more than twice as many vectors as `indexed_chunks` and the
-    /// texts used together. Only then is `indexed_keys` asked for the keys of
-    /// the index's texts. Returns how many vectors were left out.
+    /// there are more than twice as many vectors as the index's chunks
+    /// (`indexed_chunks`, asked only when the texts used leave it open; `None`:
+    /// the index cannot be read, nothing is pruned) and the texts used
+    /// together. Only then is `indexed_keys` asked for the keys of the index's
+    /// texts. Returns how many vectors were left out.
     ///
     /// A vector is only ever copied with its own key, so a pruned file, or a
     /// process appending to the file it replaced, loses vectors at worst.
     pub fn prune(
         &mut self,
-        indexed_chunks: usize,
+        indexed_chunks: impl FnOnce() -> Option<usize>,
         indexed_keys: impl FnOnce() -> anyhow::Result<HashSet<Key>>,
     ) -> anyhow::Result<usize> {
         let Some(file) = &mut self.file else {
             return Ok(0);
         };
-        if !file.exists || self.vectors.len() <= 2 * (indexed_chunks + self.used.len()) {
+        let mostly_dead = |indexed: usize| self.vectors.len() > 2 * (indexed + self.used.len());
+        if !file.exists || !mostly_dead(0) || !indexed_chunks().is_some_and(mostly_dead) {
             return Ok(0);
         }
         file.flush()?;
@@ -440,8 +443,16 @@ mod tests {
 
         let mut cache = EmbeddingCache::open(dir.path(), &m).unwrap();
         assert!(cache.has_for_use(text_key("a")));
-        assert_eq!(cache.prune(2, indexed).unwrap(), 0, "5 of at most 3 live");
-        assert_eq!(cache.prune(1, indexed).unwrap(), 3, "5 of at most 2 live");
+        assert_eq!(
+            cache.prune(|| Some(2), indexed).unwrap(),
+            0,
+            "5 of at most 3 live"
+        );
+        assert_eq!(
+            cache.prune(|| Some(1), indexed).unwrap(),
+            3,
+            "5 of at most 2 live"
+        );
         assert_eq!(
             std::fs::metadata(&path).unwrap().len(),
             (HEADER_LEN + 2 * record_len(3)) as u64

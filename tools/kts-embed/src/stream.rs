@@ -382,14 +382,11 @@ impl<'a> Stream<'a> {
         if !matches!(self.choice, CacheChoice::FromScope) || self.current.as_os_str().is_empty() {
             return;
         }
-        // An index that cannot be read now prunes nothing.
-        let Ok(indexed_chunks) = indexed_chunk_count(&self.current) else {
-            return;
-        };
         let kts_dir = self.current.clone();
-        let pruned = self
-            .cache
-            .prune(indexed_chunks, || indexed_text_keys(&kts_dir));
+        let pruned = self.cache.prune(
+            || indexed_chunk_count(&kts_dir).ok(),
+            || indexed_text_keys(&kts_dir),
+        );
         if let Err(e) = pruned {
             self.messages
                 .warn(&format!("the embedding cache was not pruned ({e:#})"));

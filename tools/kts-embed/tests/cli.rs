@@ -46,6 +46,21 @@ fn lines(records: &[Value]) -> String {
     records.iter().map(|r| format!("{r}\n")).collect()
 }
 
+/// Indexes embedded records into the scope with kts-index.
+fn index(scope: &std::path::Path, records: &[Value]) {
+    let index = kts_tests::run_tool(
+        &kts_tests::bin("kts-index"),
+        &[scope.to_str().unwrap(), "--quiet"],
+        lines(records).as_bytes(),
+        std::time::Duration::from_secs(60),
+    );
+    assert!(
+        index.status.is_some_and(|s| s.success()),
+        "{}",
+        String::from_utf8_lossy(&index.stderr)
+    );
+}
+
 fn assert_embedded(record: &Value) {
     assert_eq!(record["model"], MODEL, "{record}");
     let manifest = kts_embed::Manifest::load(&models_dir(), MODEL).unwrap();
@@ -396,17 +411,7 @@ fn without_model_a_scope_keeps_the_model_its_index_was_built_with() {
     let first = lines(&[record, text]);
     let (output, records) = embed(&first, &["--models", models, "--model", other]);
     assert!(output.status.success(), "{}", stderr(&output));
-    let index = kts_tests::run_tool(
-        &kts_tests::bin("kts-index"),
-        &[built.path().to_str().unwrap(), "--quiet"],
-        lines(&records).as_bytes(),
-        std::time::Duration::from_secs(60),
-    );
-    assert!(
-        index.status.is_some_and(|s| s.success()),
-        "{}",
-        String::from_utf8_lossy(&index.stderr)
-    );
+    index(built.path(), &records);
 
     // The scope built with the other model, then a new one: each gets its own.
     let fresh = tempfile::tempdir().unwrap();
@@ -485,17 +490,7 @@ fn the_cache_keeps_what_the_run_or_the_index_needs_once_most_of_it_is_dead() {
     let indexed = lines(&[guide, text]);
     let (output, records) = embed(&indexed, &["--models", models]);
     assert!(output.status.success(), "{}", stderr(&output));
-    let index = kts_tests::run_tool(
-        &kts_tests::bin("kts-index"),
-        &[scope.path().to_str().unwrap(), "--quiet"],
-        lines(&records).as_bytes(),
-        std::time::Duration::from_secs(60),
-    );
-    assert!(
-        index.status.is_some_and(|s| s.success()),
-        "{}",
-        String::from_utf8_lossy(&index.stderr)
-    );
+    index(scope.path(), &records);
 
     // A draft rewritten again and again, never indexed: its old texts die.
     for round in 0..3 {
