@@ -23,7 +23,7 @@ _kts__crawl() {
 
     case "${cmd}" in
         kts__crawl)
-            opts="-v -q -h -V --changed-only --dry-run --unchanged-scopes --verbose --stats --quiet --help --version"
+            opts="-v -q -h -V --changed-only --dry-run --unchanged-scopes --verbose --no-ignore --stats --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -1,10 +1,12 @@
 //! kts-crawl: walks a scope folder and emits one `kts.file/1` record per document.
 
 mod baseline;
+mod ignore_files;
 mod manifest;
 mod unchanged;
 mod walk;
 
+use std::cell::Cell;
 use std::path::PathBuf;
 
 use anyhow::Context;
@@ -12,6 +14,7 @@ use clap::{CommandFactory, Parser};
 use kts_cli::{Exit, JsonlWriter};
 use kts_record::{FileRecord, FileStatus, schema_id};
 
+use ignore_files::IgnoreFiles;
 use manifest::{Entry, Manifest};
 use walk::Walked;
 
@@ -31,7 +34,9 @@ and inode match the previous crawl (DIR/.kts/manifest.json) are not read
 again. Hidden files, Office lock files (~$x.docx) and the
 .kts folder are skipped, and so, with a warning, is a folder named FILE#attachment
 or FILE#message beside an e-mail FILE (its files would have the paths of the
-documents inside FILE); symbolic links are followed only within DIR, and one
+documents inside FILE), and so is what ignore files leave out, as ripgrep
+reads them: .ktsignore and .ignore in any folder, and .gitignore when DIR is
+in a git work tree (--no-ignore reads everything); symbolic links are followed only within DIR, and one
 whose target is gone is skipped (its documents are deleted). A file or folder
 that cannot be read, or a file whose name is not valid UTF-8, is a kts.error/1
 record (exit status 1), and the documents under it are not deleted. Files of
@@ -64,9 +69,14 @@ pub struct Args {
     /// deleted).
     #[arg(long, conflicts_with_all = ["changed_only", "dry_run"])]
     pub unchanged_scopes: bool,
-    /// Name each file skipped because kts does not read its format.
+    /// Name each file skipped because kts does not read its format or an
+    /// ignore file leaves it out.
     #[arg(long, short)]
     pub verbose: bool,
+
+    /// Read every file, whatever .ktsignore, .ignore and .gitignore files say.
+    #[arg(long)]
+    pub no_ignore: bool,
 
     #[command(flatten)]
     pub reporting: kts_cli::Reporting,
@@ -105,7 +115,10 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
 
     // Files and folders that could not be read: their documents are not deleted.
     let mut unreadable: Vec<String> = Vec::new();
-    for walked in walk::documents(&root, &messages) {
+    let left_out = Cell::new(0);
+    let ignore_files =
+        (!args.no_ignore).then(|| IgnoreFiles::new(&root, &messages, args.verbose, &left_out));
+    for walked in walk::documents(&root, &messages, ignore_files) {
         let found = match walked {
             Walked::File(found) => found,
             Walked::Unreadable { path, reason } => {
@@ -178,13 +191,23 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         messages.info(&format!(
             "{new} new, {changed} changed, {unchanged} unchanged, {deleted} deleted, {} unreadable, \
              {names_not_utf8} not indexed (file name not valid UTF-8), {unsupported} skipped as \
-             unsupported",
-            messages.failures() - names_not_utf8
+             unsupported, {} left out by ignore files",
+            messages.failures() - names_not_utf8,
+            left_out.get()
         ));
-    } else if unsupported > 0 && !args.verbose && !args.reporting.quiet {
-        messages.info(&format!(
-            "skipped {unsupported} file(s) of formats kts does not read (--verbose names them)"
-        ));
+    } else if !args.verbose && !args.reporting.quiet {
+        if unsupported > 0 {
+            messages.info(&format!(
+                "skipped {unsupported} file(s) of formats kts does not read (--verbose names them)"
+            ));
+        }
+        if left_out.get() > 0 {
+            messages.info(&format!(
+                "left out {} file(s) or folder(s) that ignore files name (--verbose names them, \
+                 --no-ignore reads them)",
+                left_out.get()
+            ));
+        }
     }
     Ok(messages.exit())
 }

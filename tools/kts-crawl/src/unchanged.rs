@@ -9,6 +9,7 @@ use anyhow::Context;
 use kts_cli::Messages;
 use kts_record::FileStatus;
 
+use crate::ignore_files::IgnoreFiles;
 use crate::manifest::Manifest;
 use crate::walk::{self, Walked};
 use crate::{baseline, describe};
@@ -50,7 +51,9 @@ fn has_nothing_to_do(scope: &Path, silent: &Messages) -> bool {
     let mut found = Manifest::default();
     found.set_indexed(true);
     let mut reread = false;
-    for walked in walk::documents(&scope, silent) {
+    let left_out = std::cell::Cell::new(0);
+    let ignore_files = IgnoreFiles::new(&scope, silent, false, &left_out);
+    for walked in walk::documents(&scope, silent, Some(ignore_files)) {
         let Walked::File(file) = walked else {
             return false;
         };

@@ -10,6 +10,7 @@ use kts_record::{Format, sniff_file_format};
 use sha2::{Digest, Sha256};
 use walkdir::WalkDir;
 
+use crate::ignore_files::IgnoreFiles;
 use crate::manifest::Entry;
 use kts_cli::time::nanos_since_epoch;
 
@@ -46,8 +47,13 @@ fn is_junk(name: &str) -> bool {
         || name.eq_ignore_ascii_case("desktop.ini")
 }
 
-/// Walks the root in path order, following symbolic links that stay inside it.
-pub fn documents<'a>(root: &'a Path, messages: &'a Messages) -> impl Iterator<Item = Walked> + 'a {
+/// Walks the root in path order, following symbolic links that stay inside
+/// it, leaving out what `ignore_files` (if any) rule out.
+pub fn documents<'a>(
+    root: &'a Path,
+    messages: &'a Messages,
+    mut ignore_files: Option<IgnoreFiles<'a>>,
+) -> impl Iterator<Item = Walked> + 'a {
     WalkDir::new(root)
         .follow_links(true)
         .sort_by_file_name()
@@ -57,6 +63,11 @@ pub fn documents<'a>(root: &'a Path, messages: &'a Messages) -> impl Iterator<It
                 return true;
             }
             if entry.file_name().to_str().is_some_and(is_junk) {
+                return false;
+            }
+            if let Some(rules) = &mut ignore_files
+                && rules.leave_out(entry.path(), entry.file_type().is_dir())
+            {
                 return false;
             }
             // Checked before descending: a link to a folder outside would leave the scope.

@@ -574,3 +574,34 @@ fn a_knowledge_root_is_refused_before_anything_is_written() {
         String::from_utf8_lossy(&listed.stderr)
     );
 }
+
+#[test]
+fn what_ignore_files_name_is_left_out_and_deleted_once_indexed() {
+    let repo = tempfile::tempdir().unwrap();
+    std::fs::create_dir(repo.path().join(".git")).unwrap();
+    write(&repo.path().join(".gitignore"), b"node_modules/\n");
+    let scope = repo.path().join("docs");
+    write(&scope.join("guide.md"), b"# Guide\n");
+    write(&scope.join("drafts/old.md"), b"# Old\n");
+    write(&scope.join("node_modules/pkg/README.md"), b"# Vendored\n");
+    write(&scope.join("build.log.txt"), b"log\n");
+    write(&scope.join("keep.log.txt"), b"kept\n");
+    write(&scope.join(".ktsignore"), b"*.log.txt\n!keep.log.txt\n");
+
+    let all = crawl(&scope, &["--no-ignore", "--dry-run"]);
+    assert_eq!(records(&all).len(), 5);
+
+    let first = crawl(&scope, &["--dry-run"]);
+    let paths: Vec<String> = statuses(&first).into_iter().map(|(p, _)| p).collect();
+    assert_eq!(paths, ["drafts/old.md", "guide.md", "keep.log.txt"]);
+    let stderr = String::from_utf8_lossy(&first.stderr);
+    assert!(
+        stderr.contains("left out 2 file(s) or folder(s)"),
+        "{stderr}"
+    );
+
+    assert!(crawl(&scope, &[]).status.success());
+    write(&scope.join(".ignore"), b"drafts/\n");
+    let later = crawl(&scope, &[]);
+    assert!(statuses(&later).contains(&("drafts/old.md".into(), "deleted".into())));
+}
