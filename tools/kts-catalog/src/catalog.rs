@@ -9,7 +9,8 @@
 //!               anchor (the slug's rarest word: a text names the slug only if it holds it)
 //! slug_words    word, scope_id: the distinct words of each slug (split at `_`)
 //! scopes_fts    FTS5 keyed by scopes.id: slug, folder, doc_types, entities, keywords, years,
-//!               titles; tokenize='porter unicode61 remove_diacritics 2';
+//!               titles, as `kts_store::indexed_text` gives them, cut by
+//!               `kts_store::FTS5_TOKENIZER`;
 //!               rank = bm25(8, 4, 0.5, 2, 1, 1, 2)
 //! ```
 //!
@@ -21,7 +22,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use kts_store::{ScopeEntry, discover_scopes};
+use kts_store::{FTS5_TOKENIZER, ScopeEntry, discover_scopes, indexed_text};
 use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::{CatalogRow, read_scope};
@@ -37,7 +38,9 @@ pub fn catalog_path(root: &Path) -> PathBuf {
     root.join(CATALOG_FILE)
 }
 
-const TABLES: &str = "
+fn tables() -> String {
+    format!(
+        "
 CREATE TABLE catalog_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE scopes (
     id INTEGER PRIMARY KEY,
@@ -64,11 +67,12 @@ CREATE TABLE slug_words (
 CREATE INDEX slug_words_by_scope ON slug_words(scope_id);
 CREATE VIRTUAL TABLE scopes_fts USING fts5(
     slug, folder, doc_types, entities, keywords, years, titles,
-    tokenize = 'porter unicode61 remove_diacritics 2'
+    tokenize = \"{FTS5_TOKENIZER}\"
 );
 INSERT INTO scopes_fts(scopes_fts, rank) VALUES ('rank', 'bm25(8.0, 4.0, 0.5, 2.0, 1.0, 1.0, 2.0)');
-";
-
+"
+    )
+}
 const NOW: &str = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')";
 
 const ROW_COLUMNS: &str = "slug, path, documents, chunks, doc_types, years, entities, keywords, \
@@ -557,9 +561,10 @@ fn open_writer(root: &Path) -> anyhow::Result<Connection> {
         let created = match format_version(&conn) {
             Ok(0) => conn
                 .execute_batch(&format!(
-                    "{TABLES}
+                    "{tables}
                      INSERT INTO catalog_meta VALUES ('format_version', '{FORMAT_VERSION}');
-                     INSERT INTO catalog_meta VALUES ('created', {NOW});"
+                     INSERT INTO catalog_meta VALUES ('created', {NOW});",
+                    tables = tables()
                 ))
                 .map_err(anyhow::Error::from),
             Ok(FORMAT_VERSION) => Ok(()),
@@ -672,13 +677,13 @@ fn insert_row(conn: &Connection, row: &CatalogRow, anchor: bool) -> anyhow::Resu
     )?
     .execute(params![
         id,
-        row.slug.replace('_', " "),
-        row.path,
-        row.doc_types.join(" "),
-        row.entities.join(". "),
-        row.keywords.join(" "),
+        indexed_text(&row.slug.replace('_', " ")),
+        indexed_text(&row.path),
+        indexed_text(&row.doc_types.join(" ")),
+        indexed_text(&row.entities.join(". ")),
+        indexed_text(&row.keywords.join(" ")),
         years.join(" "),
-        row.titles.join(". "),
+        indexed_text(&row.titles.join(". ")),
     ])?;
     Ok(())
 }

@@ -1,21 +1,17 @@
 //! Words and word forms shared by planning, ranking, routing and the evidence check.
 
-/// Lowercase words, split at anything that is not a letter or digit.
+/// Lowercase words, cut as the keyword indexes cut them (see
+/// `kts_store::normalized` and `kts_store::words`).
 pub fn lowercase_words(text: &str) -> Vec<String> {
-    text.to_lowercase()
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
+    kts_store::words(&kts_store::normalized(text).to_lowercase())
         .map(str::to_string)
         .collect()
 }
 
-/// The stemmed words of lowercase text, borrowed from it (for text read
+/// The stemmed words of lowercase, normalised text, borrowed from it (for text read
 /// often, such as every candidate of every question: no word is copied).
 pub fn stems(lower: &str) -> impl Iterator<Item = &str> {
-    lower
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(stem)
+    kts_store::words(lower).map(stem)
 }
 
 /// A crude stem: one common English suffix removed, at least 3 letters left.

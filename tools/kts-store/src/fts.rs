@@ -1,5 +1,7 @@
 //! Free text to a safe FTS5 query.
 
+use crate::words::{joined_words, normalized, words};
+
 /// Words too common to help a keyword search; dropped unless nothing else is left.
 const STOPWORDS: &[&str] = &[
     "a", "about", "after", "all", "also", "am", "an", "and", "any", "are", "as", "at", "be",
@@ -14,44 +16,30 @@ const STOPWORDS: &[&str] = &[
 /// Most terms a query keeps.
 const MAX_TERMS: usize = 32;
 
-/// The words of `text` a keyword search uses: distinct, lowercase, letters
-/// and digits only, stopwords dropped unless the text has nothing else, at
-/// most [`MAX_TERMS`].
+/// The words of `text` a keyword search uses: distinct, lowercase, cut as
+/// the indexes cut them ([`normalized`], [`words`]), stopwords dropped unless the text has
+/// nothing else, at most [`MAX_TERMS`].
 pub fn query_terms(text: &str) -> Vec<String> {
-    let mut words: Vec<String> = Vec::new();
-    for word in text
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-    {
+    let mut terms: Vec<String> = Vec::new();
+    for word in words(&normalized(text)) {
         let word = word.to_lowercase();
-        if !words.contains(&word) {
-            words.push(word);
+        if !terms.contains(&word) {
+            terms.push(word);
         }
     }
-    let content: Vec<String> = words.iter().filter(|w| !is_stopword(w)).cloned().collect();
-    let mut chosen = if content.is_empty() { words } else { content };
+    let content: Vec<String> = terms.iter().filter(|w| !is_stopword(w)).cloned().collect();
+    let mut chosen = if content.is_empty() { terms } else { content };
     chosen.truncate(MAX_TERMS);
     chosen
 }
 
-/// What may join the parts of one written word: hyphens, dots, apostrophes,
-/// slashes and underscores.
-const INNER_PUNCTUATION: &[char] = &['-', '\u{2010}', '\u{2011}', '.', '\'', '\u{2019}', '/', '_'];
-
 /// The words a BM25 search looks for: [`query_terms`], plus each word written
 /// with inner punctuation also as one word (`Wi-Fi` → `wifi`, `IL-6` → `il6`,
-/// `U.S.A.` → `usa`), as texts spell such terms both ways.
+/// `U.S.A.` → `usa`: see [`joined_words`]), as texts spell such terms both ways.
 pub fn search_terms(text: &str) -> Vec<String> {
     let mut terms = query_terms(text);
-    let written_words =
-        text.split(|c: char| !(c.is_alphanumeric() || INNER_PUNCTUATION.contains(&c)));
-    for written in written_words {
-        let parts: Vec<&str> = written
-            .split(|c: char| !c.is_alphanumeric())
-            .filter(|part| !part.is_empty())
-            .collect();
-        let joined = parts.concat().to_lowercase();
-        if parts.len() > 1 && joined.len() >= 3 && !terms.contains(&joined) {
+    for joined in joined_words(&normalized(text)) {
+        if !terms.contains(&joined) {
             terms.push(joined);
         }
     }
@@ -132,10 +120,10 @@ mod tests {
     }
 
     #[test]
-    fn words_keep_their_letters_and_are_deduplicated() {
+    fn words_are_searched_as_the_indexes_hold_them() {
         assert_eq!(
-            match_query("Café café naïve").as_deref(),
-            Some("\"café\" OR \"naïve\"")
+            match_query("Café cafe\u{301} naïve 東京都").as_deref(),
+            Some("\"cafe\" OR \"naive\" OR \"東京\" OR \"京都\"")
         );
     }
 }

@@ -7,13 +7,14 @@
 //! writes in transactions, so a crash leaves the last committed state.
 //!
 //! ```text
-//! meta       key/value: format_version, model_id, dims, model_sha256, created, updated
+//! meta       key/value: format_version, word_analysis, model_id, dims, model_sha256,
+//!            created, updated
 //! documents  doc_id PK, path UNIQUE, title, doc_type, format, source_sha256,
 //!            metadata (JSON), digest, indexed_at
 //! chunks     id INTEGER PK (the rowid FTS and vectors are keyed by), chunk_id UNIQUE,
 //!            doc_id, idx, text, heading_path (JSON), start, end, page, slide
-//! chunks_fts FTS5, contentless with deletes: text, title, headings;
-//!            tokenize='porter unicode61 remove_diacritics 2'
+//! chunks_fts FTS5, contentless with deletes: text, title, headings, as
+//!            words.rs gives them; tokenize='porter unicode61 remove_diacritics 2'
 //! chunks_vec vec0(embedding float[dims], doc_type text), created with the first embedding
 //! ```
 //!
@@ -35,6 +36,7 @@ mod search;
 mod slug;
 mod vector_delta;
 mod vector_file;
+mod words;
 mod write;
 
 use std::cell::{Cell, OnceCell, RefCell};
@@ -53,6 +55,7 @@ pub use read_only::open_read_only;
 pub use root::{ScopeEntry, Scopes, discover_scopes, is_scope, refuse_knowledge_root};
 pub use search::{Filters, Hit, Scored};
 pub use slug::{names_slug, scope_slug};
+pub use words::{FTS5_TOKENIZER, WORD_ANALYSIS, indexed_text, is_cjk, normalized, words};
 pub use write::{Applied, ChunkRow, DocumentRow, ModelMismatch, weights_differ};
 
 use lexical::LexicalIndex;

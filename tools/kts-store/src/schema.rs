@@ -2,6 +2,7 @@
 
 use rusqlite::{Connection, OptionalExtension};
 
+use crate::words::{FTS5_TOKENIZER, WORD_ANALYSIS, indexed_text};
 use crate::{FORMAT_VERSION, Meta};
 
 const TABLES: &str = "
@@ -30,12 +31,18 @@ CREATE TABLE chunks (
     slide INTEGER
 );
 CREATE INDEX chunks_by_doc ON chunks(doc_id, idx);
-CREATE VIRTUAL TABLE chunks_fts USING fts5(
-    text, title, headings,
-    content = '', contentless_delete = 1,
-    tokenize = 'porter unicode61 remove_diacritics 2'
-);
 ";
+
+/// The keyword index of the chunks: contentless, given [`indexed_text`].
+fn fts_table() -> String {
+    format!(
+        "CREATE VIRTUAL TABLE chunks_fts USING fts5(
+             text, title, headings,
+             content = '', contentless_delete = 1,
+             tokenize = \"{FTS5_TOKENIZER}\"
+         );"
+    )
+}
 
 /// The log of chunk rows added or removed since the lexical index was last
 /// brought up to date (see lexical/mod.rs), kept by triggers so that every
@@ -72,12 +79,15 @@ pub(crate) fn create(conn: &Connection) -> anyhow::Result<()> {
     conn.execute_batch(&format!(
         "BEGIN IMMEDIATE;
          {TABLES}
+         {fts_table}
          {LEXICAL_LOG}
          {VECTOR_LOG}
          INSERT INTO meta VALUES ('format_version', '{FORMAT_VERSION}');
+         INSERT INTO meta VALUES ('word_analysis', '{WORD_ANALYSIS}');
          INSERT INTO meta VALUES ('created', {NOW});
          INSERT INTO meta VALUES ('updated', {NOW});
-         COMMIT;"
+         COMMIT;",
+        fts_table = fts_table()
     ))?;
     Ok(())
 }
@@ -87,6 +97,47 @@ pub(crate) fn upgrade(conn: &Connection) -> anyhow::Result<()> {
     conn.execute_batch(&format!(
         "BEGIN IMMEDIATE; {LEXICAL_LOG} {VECTOR_LOG} COMMIT;"
     ))?;
+    upgrade_word_analysis(conn)
+}
+
+/// Indexes the chunks' words again when the store's were cut by an older
+/// word analysis (see words.rs): FTS5 now, the lexical index at its next
+/// sync. Its chunks, titles and headings are all in the store.
+fn upgrade_word_analysis(conn: &Connection) -> anyhow::Result<()> {
+    let analysis: Option<String> = conn
+        .query_row(
+            "SELECT value FROM meta WHERE key = 'word_analysis'",
+            [],
+            |r| r.get(0),
+        )
+        .optional()?;
+    if analysis.and_then(|v| v.parse::<u32>().ok()) >= Some(WORD_ANALYSIS) {
+        return Ok(());
+    }
+    let tx = conn.unchecked_transaction()?;
+    tx.execute_batch(&format!("DROP TABLE chunks_fts; {}", fts_table()))?;
+    {
+        let mut rows = tx.prepare(
+            "SELECT c.id, c.text, d.title, c.heading_path FROM chunks c JOIN documents d USING (doc_id)",
+        )?;
+        let mut insert = tx.prepare(
+            "INSERT INTO chunks_fts (rowid, text, title, headings) VALUES (?1, ?2, ?3, ?4)",
+        )?;
+        let mut rows = rows.query([])?;
+        while let Some(row) = rows.next()? {
+            let headings: Vec<String> =
+                serde_json::from_str(row.get_ref(3)?.as_str()?).unwrap_or_default();
+            insert.execute(rusqlite::params![
+                row.get::<_, i64>(0)?,
+                indexed_text(row.get_ref(1)?.as_str()?),
+                indexed_text(row.get_ref(2)?.as_str()?),
+                indexed_text(&headings.join(" > ")),
+            ])?;
+        }
+    }
+    tx.execute_batch("INSERT OR IGNORE INTO lexical_pending SELECT id FROM chunks")?;
+    set_meta(&tx, "word_analysis", &WORD_ANALYSIS.to_string())?;
+    tx.commit()?;
     Ok(())
 }
 

@@ -4,6 +4,7 @@ use anyhow::Context;
 use rusqlite::{OptionalExtension, params};
 use sha2::{Digest, Sha256};
 
+use crate::words::indexed_text;
 use crate::{Store, Synced, kts_dir, lexical, schema, vector_delta, vector_file};
 
 /// The most changed chunks `vectors.delta` holds before `vectors.bin` is
@@ -535,9 +536,9 @@ impl Store {
             )?
             .execute(params![
                 id,
-                chunk.text,
-                doc.title,
-                chunk.heading_path.join(" > ")
+                indexed_text(&chunk.text),
+                indexed_text(&doc.title),
+                indexed_text(&chunk.heading_path.join(" > "))
             ])?;
         if let Some(embedding) = &chunk.embedding {
             self.conn

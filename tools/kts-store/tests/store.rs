@@ -412,3 +412,65 @@ fn a_full_disk_is_named_with_what_to_do() {
     let err = kts_store::with_remedy(Path::new("/data/s"), anyhow::Error::new(io));
     assert!(err.to_string().contains("/data/s/.kts is full"), "{err}");
 }
+
+#[test]
+fn words_are_found_however_they_are_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open_writer(dir.path(), LockWait::NoWait).unwrap();
+    store.begin().unwrap();
+    let texts = [
+        "東京都の天気は晴れです",
+        "Die Stra\u{00DF}e nach Zu\u{0308}rich",
+        "BİLGİ İŞLEM ＶＰＮ ﬁnancial docu\u{00AD}mentation",
+        "मुख्य कार्यालय",
+    ];
+    for (i, text) in texts.iter().enumerate() {
+        let d = doc(&format!("d{i}"), &format!("{i}.md"), "GUIDE");
+        store
+            .apply(&d, &[chunk(&format!("c{i}"), 0, text, None)])
+            .unwrap();
+    }
+    store.commit().unwrap();
+    drop(store);
+    let found = |question: &str| -> Vec<String> {
+        let reader = Store::open_read(dir.path()).unwrap();
+        let hits = reader
+            .search_bm25(question, 10, &Filters::default())
+            .unwrap();
+        let rowids: Vec<i64> = hits.iter().map(|h| h.rowid).collect();
+        let mut paths: Vec<String> = reader
+            .fetch_hits(&rowids)
+            .unwrap()
+            .into_iter()
+            .map(|h| h.path)
+            .collect();
+        paths.sort();
+        paths
+    };
+    let all_forms = |paths: &[&str]| {
+        for (question, path) in [
+            ("天気", "0.md"),
+            ("strasse zürich", "1.md"),
+            ("bilgi islem vpn financial documentation", "2.md"),
+            ("मुख्य", "3.md"),
+        ] {
+            assert_eq!(found(question), [path], "{question} in {paths:?}");
+        }
+    };
+    all_forms(&["written now"]);
+
+    // A store cut by the earlier analysis is re-cut by its next writer.
+    let conn = rusqlite::Connection::open(dir.path().join(".kts/kts.db")).unwrap();
+    conn.execute_batch(
+        "DROP TABLE chunks_fts;
+         CREATE VIRTUAL TABLE chunks_fts USING fts5(text, title, headings, content = '',
+             contentless_delete = 1, tokenize = 'porter unicode61 remove_diacritics 2');
+         INSERT INTO chunks_fts (rowid, text, title, headings) SELECT id, text, '', '' FROM chunks;
+         DELETE FROM meta WHERE key = 'word_analysis';",
+    )
+    .unwrap();
+    drop(conn);
+    assert!(found("天気").is_empty());
+    drop(Store::open_writer(dir.path(), LockWait::NoWait).unwrap());
+    all_forms(&["re-cut"]);
+}

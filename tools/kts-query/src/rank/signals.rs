@@ -152,7 +152,7 @@ impl Weights {
 /// The signals of one candidate (only those the question gives a basis for).
 pub fn signals(plan: &Plan, hit: &Hit, extractor: &Extractor) -> Vec<(&'static str, f64)> {
     let mut out = Vec::new();
-    let chunk_lower = hit.text.to_lowercase();
+    let chunk_lower = kts_store::normalized(&hit.text).to_lowercase();
     let chunk_words: Vec<&str> = stems(&chunk_lower).collect();
     if !plan.error_codes.is_empty() {
         let text = hit.text.to_uppercase();
@@ -190,7 +190,7 @@ pub fn signals(plan: &Plan, hit: &Hit, extractor: &Extractor) -> Vec<(&'static s
                 .map(|set| share(set, words))
                 .fold(0.0, f64::max)
         };
-        let title_lower = hit.title.to_lowercase();
+        let title_lower = kts_store::normalized(&hit.title).to_lowercase();
         let title_words: Vec<&str> = stems(&title_lower).collect();
         out.push(("title", best_share(&title_words)));
         out.push((
@@ -210,7 +210,8 @@ pub fn signals(plan: &Plan, hit: &Hit, extractor: &Extractor) -> Vec<(&'static s
             .phrases
             .iter()
             .filter(|phrase| {
-                let words: Vec<&str> = stems(phrase).collect();
+                let phrase = kts_store::normalized(phrase);
+                let words: Vec<&str> = stems(&phrase).collect();
                 chunk_words.windows(words.len()).any(|w| w == words)
             })
             .count();
@@ -222,7 +223,7 @@ pub fn signals(plan: &Plan, hit: &Hit, extractor: &Extractor) -> Vec<(&'static s
             .entities
             .iter()
             .filter(|e| {
-                let lower = e.to_lowercase();
+                let lower = kts_store::normalized(e).to_lowercase();
                 let words: Vec<&str> = stems(&lower).collect();
                 text.contains(&format!(" {} ", words.join(" ")))
             })

@@ -1,6 +1,6 @@
-//! The words the lexical index keeps, made the way FTS5's
-//! `porter unicode61 remove_diacritics 2` makes them: runs of letters and
-//! digits, lowercased, diacritics removed, then Porter-stemmed (the original
+//! The words the lexical index keeps, made from the text `words::indexed_text`
+//! gives the way FTS5's tokenizer (`words::FTS5_TOKENIZER`) makes them: runs
+//! of letters, digits and marks, lowercased, diacritics removed, then Porter-stemmed (the original
 //! algorithm, as FTS5's `porter` has it). Stop words are kept in the index, as
 //! FTS5 keeps them: document lengths count them, and queries leave them out.
 
@@ -8,6 +8,8 @@ use frostem::{Algorithm, Stemmer};
 use tantivy::tokenizer::{Token, TokenStream, Tokenizer};
 use unicode_normalization::UnicodeNormalization;
 use unicode_normalization::char::is_combining_mark;
+
+use crate::words::is_word_char;
 
 /// The name the index's text field registers [`Analyzer`] under.
 pub const NAME: &str = "kts";
@@ -72,7 +74,7 @@ impl Tokenizer for Analyzer {
     fn token_stream<'a>(&'a mut self, text: &'a str) -> Tokens {
         let mut tokens = Vec::new();
         let words = text
-            .split(|c: char| !c.is_alphanumeric())
+            .split(|c: char| !is_word_char(c))
             .filter(|w| !w.is_empty());
         for word in words {
             let folded = fold(word);
@@ -127,6 +129,7 @@ impl TokenStream for Tokens {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::words::{FTS5_TOKENIZER, indexed_text};
 
     fn analyze(text: &str) -> Vec<String> {
         let mut analyzer = Analyzer::default();
@@ -152,14 +155,15 @@ mod tests {
     fn tokens_are_the_ones_fts5_makes() {
         let text = "Generously running connections: naïve Ärzte übernehmen \
             E-5 error_code 42nd relational conditional hopping agreed feed \
-            a ab abc 数据 Привет мир café's ὀδυσσεύς ÉCOLE flies dying";
+            a ab abc 数据 Привет мир café's ὀδυσσεύς ÉCOLE flies dying \
+            मुख्य कार्यालय 東京都 İstanbul Zu\u{0308}rich ﬁnancial Wi-Fi 2.14.3";
         let conn = rusqlite::Connection::open_in_memory().unwrap();
-        conn.execute_batch(
-            "CREATE VIRTUAL TABLE t USING fts5(x, tokenize = 'porter unicode61 remove_diacritics 2');
-             CREATE VIRTUAL TABLE v USING fts5vocab(t, 'instance');",
-        )
+        conn.execute_batch(&format!(
+            "CREATE VIRTUAL TABLE t USING fts5(x, tokenize = \"{FTS5_TOKENIZER}\");
+             CREATE VIRTUAL TABLE v USING fts5vocab(t, 'instance');"
+        ))
         .unwrap();
-        conn.execute("INSERT INTO t (x) VALUES (?1)", [text])
+        conn.execute("INSERT INTO t (x) VALUES (?1)", [indexed_text(text)])
             .unwrap();
         let fts5: Vec<String> = conn
             .prepare("SELECT term FROM v ORDER BY \"offset\"")
@@ -168,7 +172,7 @@ mod tests {
             .unwrap()
             .collect::<Result<_, _>>()
             .unwrap();
-        assert_eq!(analyze(text), fts5);
+        assert_eq!(analyze(&indexed_text(text)), fts5);
         // FTS5's Porter works on bytes, so a non-ASCII letter counts as two
         // consonants: "straße" loses its "e" there, not here.
         assert_eq!(analyze("Straße"), ["straße"]);

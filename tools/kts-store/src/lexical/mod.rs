@@ -41,6 +41,7 @@ use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 use std::sync::Once;
 
+use crate::words::indexed_text;
 use anyhow::Context;
 use rusqlite::{Connection, params};
 use tantivy::collector::TopDocs;
@@ -519,9 +520,9 @@ fn add_row(
     let headings: Vec<String> = serde_json::from_str(&headings).unwrap_or_default();
     let body = format!(
         "{}\n{}\n{}",
-        row.get_ref(3)?.as_str()?,
-        row.get_ref(4)?.as_str()?,
-        headings.join(" > ")
+        indexed_text(row.get_ref(3)?.as_str()?),
+        indexed_text(row.get_ref(4)?.as_str()?),
+        indexed_text(&headings.join(" > "))
     );
     let mut doc = TantivyDocument::default();
     doc.add_i64(fields.rowid, row.get(0)?);
