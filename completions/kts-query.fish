@@ -35,7 +35,7 @@ complete -c kts-query -l rerank-top -d 'How many of the best fused chunks the re
 complete -c kts-query -l rerank-weight -d 'The reranker\'s share of the final score (the fused score has the rest)' -r
 complete -c kts-query -l rerank-timeout -d 'Seconds the --rerank-cmd has per question; then the fused order stands' -r
 complete -c kts-query -l min-confidence -d 'Leave out hits whose confidence is below this; with none left, say so on stderr (the answer abstains)' -r
-complete -c kts-query -l budget -d 'The --context\'s size, in tokens (estimated as characters / 4)' -r
+complete -c kts-query -l budget -d 'The --context\'s size, in tokens (estimated as characters / 4, a Chinese, Japanese or Korean character as one)' -r
 complete -c kts-query -l model -d 'The embedding model [default: the one the index was built with]; another one is refused' -r
 complete -c kts-query -l models -d 'The models folder (manifests, and cache/ filled by models/fetch) [default: the project\'s models/ found from the executable]' -r -F
 complete -c kts-query -l threads -d 'Threads for embedding the question [default: the number of cores]' -r

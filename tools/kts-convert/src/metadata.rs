@@ -4,6 +4,7 @@
 use std::collections::{BTreeSet, HashMap};
 use std::sync::LazyLock;
 
+use kts_record::function_words::is_function_word;
 use kts_record::{DocRecord, FileRecord, Format, ImageRef, schema_id};
 use regex::Regex;
 use serde_json::Value;
@@ -502,13 +503,15 @@ const STOPWORDS: &[&str] = &[
 
 const MAX_KEYWORDS: usize = 10;
 
-/// The most frequent meaningful words, title words counting extra.
+/// The most frequent meaningful words (not English stopwords nor other
+/// languages' function words), title words counting extra.
 fn keywords(title: &str, markdown: &str) -> Vec<String> {
     let mut counts: HashMap<String, usize> = HashMap::new();
     let meaningful = |w: &String| {
         w.chars().count() >= 3
             && !w.chars().all(|c| c.is_ascii_digit())
             && !STOPWORDS.contains(&w.as_str())
+            && !is_function_word(w)
     };
     for word in words(markdown).filter(meaningful) {
         *counts.entry(word).or_default() += 1;
@@ -628,5 +631,12 @@ mod tests {
             keywords("Retention", text)[..3],
             ["retention", "archive", "rules"]
         );
+    }
+
+    #[test]
+    fn keywords_skip_function_words_of_other_languages() {
+        let text = "Die Kündigungsfrist beträgt vier Wochen. Die Kündigung muss schriftlich \
+                    erfolgen. Der Arbeitgeber bestätigt die Kündigung innerhalb von einer Woche.";
+        assert_eq!(keywords("Kündigung", text), ["kündigung"]);
     }
 }

@@ -8,6 +8,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ops::Range;
 
+use kts_record::function_words::is_function_word;
 use regex::{Captures, Match, Regex, RegexBuilder};
 use serde::{Deserialize, Serialize};
 
@@ -234,7 +235,9 @@ pub struct Extractor {
     seed_kinds: HashMap<String, EntityKind>,
     taxonomy: Option<Regex>,
     backtick: Regex,
-    double_quote: Regex,
+    /// Text in double quotes: English, German, Polish, French, Russian,
+    /// Chinese and Japanese ones.
+    quoted: Regex,
     identifier: Regex,
     title_phrase: Regex,
     acronym: Regex,
@@ -264,7 +267,10 @@ impl Extractor {
             seed_kinds,
             taxonomy: whole_word_alternation(taxonomy.iter().map(String::as_str)),
             backtick: compile(r"`([^`\n]+)`"),
-            double_quote: compile(r#""([^"\n]+)"|“([^”\n]+)”"#),
+            quoted: compile(concat!(
+                r#""([^"\n]+)"|“([^”\n]+)”|„([^“”\n]+)[“”]|«\s*([^»\n]+?)\s*»"#,
+                r"|「([^」\n]+)」|『([^』\n]+)』",
+            )),
             identifier: compile(r"\b[A-Z][A-Za-z0-9]*\b"),
             title_phrase: compile(&format!(r"\b{CAP_WORD}(?: (?:{connector} )*{CAP_WORD})+\b")),
             acronym: compile(r"\b[A-Z]{2,5}s?\b"),
@@ -398,8 +404,8 @@ impl Extractor {
                 out.extend(Candidate::pattern(EntityKind::Term, inner));
             }
         }
-        for caps in self.double_quote.captures_iter(prose) {
-            if let Some(inner) = caps.get(1).or_else(|| caps.get(2))
+        for caps in self.quoted.captures_iter(prose) {
+            if let Some(inner) = caps.iter().skip(1).flatten().next()
                 && is_quotable_term(inner.as_str())
             {
                 out.extend(Candidate::pattern(EntityKind::Term, inner));
@@ -685,7 +691,8 @@ impl Extractor {
 }
 
 /// Content words of a text with their counts, for TF-IDF keyword topics:
-/// lowercase alphabetic words of ≥ 3 letters (ASCII or not), not stopwords, sorted by word.
+/// lowercase alphabetic words of ≥ 3 letters (ASCII or not), neither English
+/// stopwords nor other languages' function words, sorted by word.
 pub fn keywords(text: &str) -> Vec<(String, u32)> {
     let prose = mask_fenced_code(text);
     let mut counts: BTreeMap<String, u32> = BTreeMap::new();
@@ -694,7 +701,7 @@ pub fn keywords(text: &str) -> Vec<(String, u32)> {
             continue;
         }
         let word = word.to_lowercase();
-        if !STOPWORD_SET.contains(word.as_str()) {
+        if !STOPWORD_SET.contains(word.as_str()) && !is_function_word(&word) {
             *counts.entry(word).or_default() += 1;
         }
     }
@@ -1434,6 +1441,27 @@ mod tests {
     }
 
     #[test]
+    fn terms_are_quoted_the_ways_languages_quote() {
+        let text = "Open “Account settings”, „Kontoeinstellungen“, „Ustawienia konta”, \
+                    « Paramètres du compte », «Настройки», 「アカウント設定」 and 『設定』.";
+        let found = extract(text);
+        let mut terms = keys(&found, EntityKind::Term);
+        terms.sort_unstable();
+        assert_eq!(
+            terms,
+            [
+                "account settings",
+                "kontoeinstellungen",
+                "paramètres du compte",
+                "ustawienia konta",
+                "настройки",
+                "アカウント設定",
+                "設定"
+            ]
+        );
+    }
+
+    #[test]
     fn numbers_and_single_letters_are_dropped() {
         let found =
             extract("Set `x` to `42` or `v2`; the \"7\" and \"2.5\" flags and `-` do nothing.");
@@ -1450,6 +1478,33 @@ mod tests {
         assert!(keys(&found, EntityKind::Concept).is_empty());
         assert!(keys(&found, EntityKind::Term).is_empty());
         assert!(keys(&found, EntityKind::Acronym).is_empty());
+    }
+
+    #[test]
+    fn keywords_leave_out_function_words_of_other_languages() {
+        let text = "Die Kündigung muss innerhalb von vier Wochen erfolgen. Les congés des salariés. \
+                    Los días de vacaciones. Η άδεια της εταιρείας. Отпуск для сотрудников. \
+                    الإجازة على الموظفين";
+        let words: Vec<String> = keywords(text).into_iter().map(|(word, _)| word).collect();
+        assert_eq!(
+            words,
+            [
+                "congés",
+                "días",
+                "erfolgen",
+                "kündigung",
+                "salariés",
+                "vacaciones",
+                "vier",
+                "wochen",
+                "άδεια",
+                "εταιρείας",
+                "отпуск",
+                "сотрудников",
+                "الإجازة",
+                "الموظفين",
+            ]
+        );
     }
 
     #[test]

@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 
 use kts_record::NodeRecord;
 use petgraph::stable_graph::NodeIndex;
+use unicode_normalization::UnicodeNormalization;
 
 use crate::model::{KnowledgeGraph, Node, NodeKind};
 
@@ -46,6 +47,21 @@ fn document_counts(kg: &KnowledgeGraph) -> HashMap<NodeIndex, usize> {
         .collect()
 }
 
+/// The document at `path`; else the one whose path is the same text in
+/// another Unicode normal form (a name from macOS is decomposed, `e` and `´`
+/// for `é`, and typed composed).
+fn document_at(kg: &KnowledgeGraph, path: &str) -> Option<NodeIndex> {
+    let documents = || kg.nodes().filter(|(_, n)| n.kind == NodeKind::Document);
+    let found = documents()
+        .find(|(_, n)| n.path.as_deref() == Some(path))
+        .or_else(|| {
+            let composed: String = path.nfc().collect();
+            documents()
+                .find(|(_, n)| (n.path.as_deref()).is_some_and(|p| p.nfc().eq(composed.chars())))
+        });
+    found.map(|(i, _)| i)
+}
+
 /// A document's relatedness: the sum of what each shared entity contributes.
 #[derive(Default)]
 struct Relatedness {
@@ -56,10 +72,7 @@ struct Relatedness {
 /// The documents that share the most (and the rarest) entities with the
 /// document at `path`, best first.
 pub fn related(kg: &KnowledgeGraph, path: &str, top: usize) -> anyhow::Result<Vec<NodeRecord>> {
-    let doc = kg
-        .nodes()
-        .find(|(_, n)| n.kind == NodeKind::Document && n.path.as_deref() == Some(path))
-        .map(|(i, _)| i)
+    let doc = document_at(kg, path)
         .ok_or_else(|| anyhow::anyhow!("{path} is not a document of this scope's index"))?;
     let documents = kg
         .nodes()

@@ -221,6 +221,18 @@ fn graph_questions_are_answered() {
 }
 
 #[test]
+fn a_document_named_in_decomposed_unicode_is_found_by_its_name_as_typed() {
+    // As macOS writes names: `e` and a combining accent for `é`.
+    let decomposed = "Cafe\u{301} Cre\u{300}me.md";
+    let scope = scope_with(&[(decomposed, AUTH), ("payments.md", PAYMENTS)]);
+    graph(scope.path(), "");
+    let related = nodes(scope.path(), "related 'Café Crème.md'");
+    assert_eq!(related[0]["path"], "payments.md", "{related:#?}");
+    let back = nodes(scope.path(), "related payments.md");
+    assert_eq!(back[0]["path"], decomposed, "{back:#?}");
+}
+
+#[test]
 fn updates_touch_only_the_documents_that_changed() {
     let scope = scope_with(&[
         ("auth.md", AUTH),

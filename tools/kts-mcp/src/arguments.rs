@@ -69,11 +69,8 @@ impl<'a> Arguments<'a> {
     pub fn question(&self, name: &str) -> anyhow::Result<&'a str> {
         let question = self.required_string(name)?;
         check_text(self.tool, name, question, MAX_QUESTION_BYTES)?;
-        if !question.chars().any(char::is_alphanumeric) {
-            bail!(
-                "{}: the {name} {question:?} has no words to search for",
-                self.tool
-            );
+        if let Some(why) = kts_query::unsearchable(question) {
+            bail!("{}: {why}", self.tool);
         }
         Ok(question)
     }

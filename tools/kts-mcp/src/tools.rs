@@ -67,7 +67,7 @@ pub fn definitions() -> Vec<Tool> {
             json!({
                 "question": question,
                 "scope": scope,
-                "budget": {"type": "integer", "minimum": 100, "maximum": 32000, "default": 2000, "description": "Size in tokens (characters / 4)."}
+                "budget": {"type": "integer", "minimum": 100, "maximum": 32000, "default": 2000, "description": "Size in tokens (characters / 4, a Chinese, Japanese or Korean character as one)."}
             }),
             &["question"],
             json!({"context": {"type": "string"}}),

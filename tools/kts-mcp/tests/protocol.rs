@@ -449,6 +449,36 @@ fn the_scope_of_a_resource_uri_is_percent_decoded() {
     }
 }
 
+#[test]
+fn a_document_named_in_decomposed_unicode_is_found_by_its_name_as_typed() {
+    let copy = root_copy();
+    // As macOS writes names: `e` and a combining accent for `é`.
+    let decomposed = "Cafe\u{301} Cre\u{300}me.md";
+    std::fs::write(
+        copy.path().join("alpha").join(decomposed),
+        "# Menu\n\nThe vacation espresso is served in March.\n",
+    )
+    .unwrap();
+    succeeded(shell(&format!(
+        "cd '{}' && kts-crawl alpha | kts-convert | kts-chunk | kts-embed | kts-index alpha \
+         && kts-graph alpha",
+        copy.path().display()
+    )));
+    let mut session = Session::initialized(copy.path());
+    let typed = json!({"scope": "alpha", "path": "Café Crème.md"});
+    let document = session.call("get_document", typed.clone());
+    assert!(text(&document).contains("espresso is served"), "{document}");
+    let related = session.call("related", typed);
+    assert_eq!(related["isError"], false, "{related}");
+    let uri = "kts://alpha/Caf%C3%A9%20Cr%C3%A8me.md";
+    let read = session.request(8, "resources/read", json!({"uri": uri}));
+    let markdown = read["result"]["contents"][0]["text"].as_str();
+    assert!(
+        markdown.is_some_and(|m| m.contains("espresso is served")),
+        "{read}"
+    );
+}
+
 /// A server stopped when the test ends, passed or failed.
 struct Stopped(Child);
 

@@ -11,7 +11,9 @@ use kts_chunk::blocks::{self, Kind};
 use kts_record::HitRecord;
 use kts_store::Hit;
 
-use crate::words::{stem, stems};
+use unicode_segmentation::UnicodeSegmentation;
+
+use crate::words::{ends_unspaced_sentence, searched_words, stems, unspaced};
 
 /// One past the deepest Markdown heading level.
 const BELOW_DEEPEST: usize = 7;
@@ -277,46 +279,38 @@ pub fn cited_text(hit: &HitRecord) -> String {
     out
 }
 
-/// `text` on one line, at most about `max` characters: where it must be cut,
-/// the stretch that holds most of the `question`'s words, each counted by how
+/// `text` on one line, at most about `max` in `size` (characters, or
+/// quarters of tokens): where it must be cut, the stretch of whole
+/// [`pieces`] that holds most of the `question`'s words, each counted by how
 /// rare it is in the text (a word said once outweighs one said throughout),
 /// with `…` where text is left out.
-pub fn snippet(text: &str, question: &str, max: usize) -> String {
-    let words: Vec<&str> = text.split_whitespace().collect();
-    let flat = words.join(" ");
-    if flat.chars().count() <= max {
+pub fn snippet(text: &str, question: &str, max: usize, size: fn(&str) -> usize) -> String {
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if size(&flat) <= max {
         return flat;
     }
-    let question = question.to_lowercase();
-    let mut asked: Vec<&str> = Vec::new();
-    let content = question.split(|c: char| !c.is_alphanumeric());
-    for word in content.filter(|w| !w.is_empty() && !kts_store::is_stopword(w)) {
-        let word = stem(word);
-        if !asked.contains(&word) {
-            asked.push(word);
-        }
-    }
-    let found: Vec<Vec<usize>> = words
-        .iter()
-        .map(|word| {
-            let lower = word.to_lowercase();
-            let mut found: Vec<usize> = stems(&lower)
-                .filter_map(|w| asked.iter().position(|a| *a == w))
-                .collect();
-            found.dedup();
-            found
-        })
-        .collect();
+    let pieces = pieces(&flat, max, size);
+    let asked = searched_words(question);
+    let found = found_in_pieces(&flat, &pieces, &asked);
     let mut said = vec![0usize; asked.len()];
     found.iter().flatten().for_each(|&i| said[i] += 1);
     let weight = |i: usize| 1.0 / said[i] as f64;
 
-    // The window of whole words starting at each word, and its worth.
+    // The window of whole pieces starting at each piece, and its worth.
+    let gap = |i: usize| match i {
+        0 => 0,
+        _ => size(&flat[pieces[i - 1].end..pieces[i].start]),
+    };
     let mut windows: Vec<(usize, usize, f64)> = Vec::new();
-    for first in 0..words.len() {
-        let (mut end, mut chars) = (first, 0);
-        while end < words.len() && chars + words[end].chars().count() <= max {
-            chars += words[end].chars().count() + 1;
+    for first in 0..pieces.len() {
+        let (mut end, mut taken) = (first, 0);
+        while end < pieces.len() {
+            let space = if end > first { gap(end) } else { 0 };
+            let more = space + size(&flat[pieces[end].clone()]);
+            if taken + more > max {
+                break;
+            }
+            taken += more;
             end += 1;
         }
         let mut held: Vec<usize> = found[first..end].iter().flatten().copied().collect();
@@ -327,7 +321,7 @@ pub fn snippet(text: &str, question: &str, max: usize) -> String {
             end.max(first + 1),
             held.into_iter().map(weight).sum(),
         ));
-        if end == words.len() {
+        if end == pieces.len() {
             break;
         }
     }
@@ -337,12 +331,128 @@ pub fn snippet(text: &str, question: &str, max: usize) -> String {
     let tied = windows.iter().position(|w| w.2 == best).unwrap_or(0);
     let run = windows[tied..].iter().take_while(|w| w.2 == best).count();
     let (first, end, _) = windows[if best > 0.0 { tied + run / 2 } else { 0 }];
+    let shown = pieces[first].start..pieces[end - 1].end;
     format!(
         "{}{}{}",
-        if first > 0 { "… " } else { "" },
-        words[first..end].join(" "),
-        if end < words.len() { " …" } else { "" }
+        if first > 0 {
+            ellipsis_before(gap(first))
+        } else {
+            ""
+        },
+        &flat[shown],
+        if end < pieces.len() {
+            ellipsis_after(gap(end))
+        } else {
+            ""
+        }
     )
+}
+
+/// The `…` before a snippet cut where a space was (`gap` > 0) or not.
+fn ellipsis_before(gap: usize) -> &'static str {
+    if gap > 0 { "… " } else { "…" }
+}
+
+fn ellipsis_after(gap: usize) -> &'static str {
+    if gap > 0 { " …" } else { "…" }
+}
+
+/// The size of a text in characters, as a snippet may measure it.
+pub fn characters(text: &str) -> usize {
+    text.chars().count()
+}
+
+/// The pieces a snippet is made of, as bytes of `flat` (text whose words are
+/// one space apart): its words, but a word holding text written without
+/// spaces or larger than `max` cut after each sentence, a sentence larger
+/// than `max` cut after other punctuation, and a part still larger into
+/// characters.
+fn pieces(flat: &str, max: usize, size: fn(&str) -> usize) -> Vec<Range<usize>> {
+    let mut pieces = Vec::new();
+    let mut at = 0;
+    for word in flat.split(' ') {
+        let whole = at..at + word.len();
+        at = whole.end + 1;
+        if size(word) <= max && !word.chars().any(unspaced) {
+            pieces.push(whole);
+            continue;
+        }
+        for sentence in cut_after(flat, whole, is_sentence_end) {
+            if size(&flat[sentence.clone()]) <= max {
+                pieces.push(sentence);
+                continue;
+            }
+            for clause in cut_after(flat, sentence, is_clause_end) {
+                if size(&flat[clause.clone()]) <= max {
+                    pieces.push(clause);
+                    continue;
+                }
+                let start = clause.start;
+                let characters = flat[clause].grapheme_indices(true);
+                pieces.extend(characters.map(|(i, g)| start + i..start + i + g.len()));
+            }
+        }
+    }
+    pieces
+}
+
+fn is_sentence_end(c: char) -> bool {
+    ends_unspaced_sentence(c) || matches!(c, '.' | '!' | '?')
+}
+
+fn is_clause_end(c: char) -> bool {
+    matches!(
+        c,
+        '，' | '、' | '；' | '：' | '）' | '」' | '』' | '】' | '》' | ',' | ';' | ':' | ')' | '/'
+    )
+}
+
+/// `range` of `text` cut after each character for which `ends` holds; the
+/// closing brackets and quotes following one stay with it.
+fn cut_after(text: &str, range: Range<usize>, ends: fn(char) -> bool) -> Vec<Range<usize>> {
+    let mut cuts = Vec::new();
+    let mut start = range.start;
+    let mut ended = false;
+    for (i, c) in text[range.clone()].char_indices() {
+        let at = range.start + i;
+        let closing = matches!(c, '」' | '』' | '）' | '”' | '’' | '"' | ')' | '】' | '》');
+        if ended && !closing && !ends(c) {
+            cuts.push(start..at);
+            start = at;
+        }
+        ended = ends(c) || (ended && closing);
+    }
+    cuts.push(start..range.end);
+    cuts
+}
+
+/// For each piece of `flat`, the indices of the `asked` words it holds: a
+/// word of text written without spaces wherever it occurs (by its start),
+/// another as a whole word of the piece, stemmed.
+fn found_in_pieces(flat: &str, pieces: &[Range<usize>], asked: &[String]) -> Vec<Vec<usize>> {
+    let mut found: Vec<Vec<usize>> = pieces
+        .iter()
+        .map(|piece| {
+            let lower = flat[piece.clone()].to_lowercase();
+            stems(&lower)
+                .filter_map(|w| asked.iter().position(|a| a == w))
+                .collect()
+        })
+        .collect();
+    for (i, word) in asked.iter().enumerate() {
+        if !word.chars().all(unspaced) {
+            continue;
+        }
+        for (at, _) in flat.match_indices(word.as_str()) {
+            let piece = pieces.partition_point(|p| p.end <= at);
+            found[piece].push(i);
+        }
+    }
+    for words in &mut found {
+        words.sort_unstable();
+        words.dedup();
+    }
+    found
 }
 
 #[cfg(test)]
@@ -468,15 +578,23 @@ mod tests {
 
     #[test]
     fn snippets_are_one_line_and_short() {
-        assert_eq!(snippet("a\n\nb  c", "", 10), "a b c");
-        assert_eq!(snippet("one two three four", "", 9), "one two …");
+        assert_eq!(snippet("a\n\nb  c", "", 10, characters), "a b c");
+        assert_eq!(
+            snippet("one two three four", "", 9, characters),
+            "one two …"
+        );
     }
 
     #[test]
     fn a_snippet_cut_short_shows_the_rarest_words_of_the_question() {
         let filler = "The write path stores each record and its timestamp. ".repeat(12);
         let text = format!("{filler}The flux capacitor threshold is 1.21 gigawatts. {filler}");
-        let shown = snippet(&text, "flux capacitor threshold of the write path", 120);
+        let shown = snippet(
+            &text,
+            "flux capacitor threshold of the write path",
+            120,
+            characters,
+        );
         assert!(
             shown.contains("flux capacitor threshold is 1.21"),
             "{shown}"
@@ -484,10 +602,38 @@ mod tests {
         assert!(shown.starts_with("… ") && shown.ends_with(" …"), "{shown}");
         assert!(shown.chars().count() <= 124, "{shown}");
         // Without a word of the question in it, the text's start.
-        let shown = snippet(&text, "nothing here", 120);
+        let shown = snippet(&text, "nothing here", 120, characters);
         assert!(
             shown.starts_with("The write path") && shown.ends_with(" …"),
             "{shown}"
         );
+    }
+
+    #[test]
+    fn text_without_spaces_is_cut_to_size_after_its_sentences() {
+        let rule = |i: usize| {
+            format!("第{i}条：员工每年享有十五天带薪年假，请假申请需提前两周通过人力资源系统提交。")
+        };
+        let rules: String = (1..40).map(rule).collect();
+        let shown = snippet(&format!("年假\n\n{rules}"), "年假", 200, characters);
+        assert!((100..=202).contains(&shown.chars().count()), "{shown}");
+        assert!(shown.contains("年假") && shown.ends_with("。…"), "{shown}");
+
+        let parking = format!("{rules}停车场位于地下二层，请从东门进入。{rules}");
+        let shown = snippet(&parking, "停车场在哪里？", 200, characters);
+        assert!(shown.contains("停车场位于地下二层"), "{shown}");
+        assert!(
+            shown.starts_with("…第") && shown.ends_with("。…"),
+            "{shown}"
+        );
+    }
+
+    #[test]
+    fn text_without_spaces_or_punctuation_is_cut_by_characters() {
+        let minutes = "東京本社会議室にて定例会議を開催し各部門の進捗を確認した".repeat(30);
+        let text = format!("{minutes}予算案を承認した{minutes}");
+        let shown = snippet(&text, "予算案", 200, characters);
+        assert!(shown.chars().count() <= 202, "{shown}");
+        assert!(shown.contains("予算案を承認した"), "{shown}");
     }
 }

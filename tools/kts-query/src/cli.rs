@@ -95,8 +95,9 @@ routed on its own; one that cannot be (an unknown scope, too broad) is
 reported and fails alone.
 
 --evidence ANSWER (a Markdown file, or - for stdin) checks an answer against
-the scope instead: each sentence of 4 words or more (outside headings, code
-and tables; list markers and citations like [1] removed) is a claim, searched
+the scope instead: each sentence of 4 words or more (8 characters in Chinese or
+Japanese; outside headings, code and tables; list markers and citations like
+[1] removed) is a claim, searched
 as its own query. A chunk's support is the mean of its cosine to the claim and
 the share of the claim's words it contains (names count twice), and zero when
 it lacks a number the claim states; a claim is supported at 0.6. One
@@ -238,7 +239,8 @@ pub struct Args {
     #[arg(long, conflicts_with = "batch")]
     pub context: bool,
 
-    /// The --context's size, in tokens (estimated as characters / 4).
+    /// The --context's size, in tokens (estimated as characters / 4, a Chinese,
+    /// Japanese or Korean character as one).
     #[arg(
         long,
         value_name = "TOKENS",
@@ -765,13 +767,24 @@ fn not_blank(question: &str) -> Result<String, String> {
     unsearchable(question).map_or(Ok(question.to_string()), Err)
 }
 
-/// Why a question cannot be searched: it is empty, or has no letter or digit.
-fn unsearchable(question: &str) -> Option<String> {
+/// Why a question cannot be searched: it is empty, or has no letter or
+/// digit (the index keeps words of letters and digits only, so emoji,
+/// symbols and punctuation alone find nothing). The question is shown as
+/// typed, its control characters escaped.
+pub fn unsearchable(question: &str) -> Option<String> {
     if question.trim().is_empty() {
         Some("the question is empty".into())
     } else if !question.chars().any(char::is_alphanumeric) {
+        let shown: String = question
+            .chars()
+            .flat_map(|c| match c.is_control() {
+                true => c.escape_default().collect::<Vec<_>>(),
+                false => vec![c],
+            })
+            .collect();
         Some(format!(
-            "the question {question:?} has no words to search for"
+            "the question \"{shown}\" has no words to search for: kts searches words of \
+             letters and digits, not emoji, symbols or punctuation alone"
         ))
     } else {
         None

@@ -11,6 +11,7 @@ use petgraph::stable_graph::NodeIndex;
 
 use crate::cite::{cited_text, snippet};
 use crate::graph::QueryGraph;
+use crate::words::unspaced;
 
 /// Neighbours listed per entity.
 const NEIGHBOURS: usize = 5;
@@ -20,9 +21,21 @@ const SOURCES: usize = 3;
 const GRAPH_SHARE: f64 = 0.4;
 
 /// Tokens of a text, estimated as one per four characters (the usual rule
-/// for English with BPE tokenizers; no tokenizer is loaded for this).
+/// for English with BPE tokenizers; no tokenizer is loaded for this), but one
+/// per character of Chinese, Japanese, Korean and other scripts whose
+/// characters are about a word each.
 pub fn tokens(text: &str) -> usize {
-    text.chars().count().div_ceil(4)
+    quarter_tokens(text).div_ceil(4)
+}
+
+/// Tokens of a text in quarters (see [`tokens`]).
+fn quarter_tokens(text: &str) -> usize {
+    text.chars().map(|c| if wide(c) { 4 } else { 1 }).sum()
+}
+
+/// Whether `c` is of a script whose characters are about a token each.
+fn wide(c: char) -> bool {
+    (unspaced(c) && !c.is_whitespace()) || matches!(c as u32, 0x1100..=0x11FF | 0xAC00..=0xD7AF)
 }
 
 /// How a context cites what it quotes.
@@ -68,9 +81,10 @@ pub fn markdown(
         }
         // The last passage that fits in part: the stretch of it that holds
         // the question's words.
-        let room = (left.saturating_mul(4)).saturating_sub(citation.chars().count() + 8);
+        let room = (left.saturating_mul(4)).saturating_sub(quarter_tokens(&citation) + 8);
         if room > 80 {
-            let _ = writeln!(out, "{citation}\n{}", snippet(&text, question, room));
+            let shown = snippet(&text, question, room, quarter_tokens);
+            let _ = writeln!(out, "{citation}\n{shown}");
         }
         break;
     }
@@ -250,5 +264,30 @@ mod tests {
         cited.cited_start = Some(10);
         let (_, text) = passage(1, &cited, Citing::Paths);
         assert!(text.starts_with("End of page one.\n\n(page 2)\nThe fuse"));
+    }
+
+    #[test]
+    fn a_character_of_chinese_japanese_or_korean_is_a_token() {
+        assert_eq!(tokens("Urlaubsantrag"), 4);
+        assert_eq!(tokens("年假申请"), 4);
+        assert_eq!(tokens("휴가 신청"), 5);
+    }
+
+    #[test]
+    fn a_passage_without_spaces_is_cut_to_the_budget() {
+        let rules: String = (1..40)
+            .map(|i| {
+                format!(
+                    "第{i}条：员工每年享有十五天带薪年假，请假申请需提前两周通过人力资源系统提交。"
+                )
+            })
+            .collect();
+        let context = markdown("年假", &[], &[hit("leave.txt", &rules)], 100, Citing::Paths);
+        assert!(
+            tokens(&context) <= 100,
+            "{} tokens: {context}",
+            tokens(&context)
+        );
+        assert!(context.contains("带薪年假"), "{context}");
     }
 }

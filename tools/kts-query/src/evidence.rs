@@ -23,7 +23,7 @@ use std::io::Write;
 use kts_record::{EvidenceCitation, EvidenceKind, EvidenceRecord, HitRecord, schema_id};
 
 use crate::Searcher;
-use crate::words::stem;
+use crate::words::{ends_unspaced_sentence, script_runs, stem, unspaced, unspaced_words};
 
 /// Default of `--min-coverage`: below half of the claims supported, the
 /// answer is retried and then flagged. Answers carry sentences no document
@@ -86,8 +86,9 @@ const ABBREVIATIONS: &[&str] = &[
 /// `[1, 2]`, `[2-4]` or `[^1]`. Each paragraph and list item is then split
 /// into sentences after `.`, `!` or `?` followed by a space and a capital
 /// letter, a digit or a name of code written in lowercase (`kts-convert`),
-/// not after abbreviations such as "e.g." or "Dr.".
-/// Sentences of fewer than [`MIN_CLAIM_WORDS`] words are dropped.
+/// not after abbreviations such as "e.g." or "Dr.", and after `。`, `！` or
+/// `？` of Chinese and Japanese. Sentences of fewer than [`MIN_CLAIM_WORDS`]
+/// words are dropped (see [`word_count`] for text written without spaces).
 pub fn claims(answer: &str) -> Vec<String> {
     blocks(answer)
         .iter()
@@ -291,6 +292,19 @@ fn sentences(text: &str) -> Vec<String> {
     let mut start = 0;
     let mut i = 0;
     while i < chars.len() {
+        if ends_unspaced_sentence(chars[i]) {
+            let mut end = i + 1;
+            while end < chars.len() && matches!(chars[end], '」' | '』' | '）' | '”' | '’') {
+                end += 1;
+            }
+            let sentence: String = chars[start..end].iter().collect();
+            if !sentence.trim().is_empty() {
+                found.push(sentence.trim().to_string());
+            }
+            start = end;
+            i = end;
+            continue;
+        }
         if matches!(chars[i], '.' | '!' | '?') {
             // Closing quotes and brackets belong to the sentence they end.
             let mut end = i + 1;
@@ -381,15 +395,31 @@ fn previous_word_is_number(before: &[char]) -> bool {
             .all(|c| c.is_ascii_digit() || matches!(c, '.' | ','))
 }
 
+/// The words of a text, a word of text written without spaces taken to be
+/// [`UNSPACED_WORD_CHARACTERS`] characters.
 fn word_count(text: &str) -> usize {
     text.split_whitespace()
-        .filter(|w| w.chars().any(char::is_alphanumeric))
-        .count()
+        .map(|piece| {
+            let unspaced = piece
+                .chars()
+                .filter(|&c| c.is_alphanumeric() && unspaced(c))
+                .count();
+            match unspaced {
+                0 => usize::from(piece.chars().any(char::is_alphanumeric)),
+                n => n.div_ceil(UNSPACED_WORD_CHARACTERS),
+            }
+        })
+        .sum()
 }
+
+/// The length of a word of Chinese or Japanese, about: a sentence of
+/// [`MIN_CLAIM_WORDS`] such words is a claim.
+const UNSPACED_WORD_CHARACTERS: usize = 2;
 
 /// The words of a text, lowercase. A word holding a digit keeps its inner
 /// punctuation (`9:00`, `e-5`, `1,000`, `v1.2`); other words split at
-/// anything that is not a letter or a digit.
+/// anything that is not a letter or a digit. Text written without spaces
+/// gives its [`unspaced_words`], and its numbers as words.
 fn tokens(text: &str) -> Vec<String> {
     let mut found = Vec::new();
     for piece in text.split_whitespace() {
@@ -397,7 +427,15 @@ fn tokens(text: &str) -> Vec<String> {
         if piece.is_empty() {
             continue;
         }
-        if piece.chars().any(|c| c.is_ascii_digit()) {
+        if piece.chars().any(unspaced) {
+            let words = piece.split(|c: char| !c.is_alphanumeric());
+            for run in words.flat_map(script_runs).filter(|run| !run.is_empty()) {
+                match run.chars().all(unspaced) {
+                    true => found.extend(unspaced_words(run)),
+                    false => found.push(run.to_lowercase()),
+                }
+            }
+        } else if piece.chars().any(|c| c.is_ascii_digit()) {
             found.push(piece.to_lowercase());
         } else {
             found.extend(
@@ -844,7 +882,8 @@ pub fn check(
     if claims.is_empty() {
         anyhow::bail!(
             "the answer has no claims to check: no sentence of {MIN_CLAIM_WORDS} words or more \
-             outside headings, code blocks and tables"
+             ({} characters in Chinese or Japanese) outside headings, code blocks and tables",
+            MIN_CLAIM_WORDS * UNSPACED_WORD_CHARACTERS
         );
     }
     let mut checks = Vec::with_capacity(claims.len());
@@ -901,6 +940,34 @@ mod tests {
                 "Ask Ms. Smith first."
             ]
         );
+    }
+
+    #[test]
+    fn sentences_written_without_spaces_are_claims() {
+        assert_eq!(
+            claims("员工每年享有十五天带薪年假。病假需要提供医院证明！好的。"),
+            ["员工每年享有十五天带薪年假。", "病假需要提供医院证明！"]
+        );
+        assert_eq!(
+            claims("「始業時刻は午前九時です。」休憩時間は正午から一時間です。"),
+            [
+                "「始業時刻は午前九時です。」",
+                "休憩時間は正午から一時間です。"
+            ]
+        );
+    }
+
+    #[test]
+    fn words_written_without_spaces_are_matched_by_pairs_of_characters() {
+        let passage = "# 年假政策\n\n员工每年享有15天带薪年假。请假申请需提前两周提交。";
+        assert_eq!(
+            lexical_coverage("员工每年享有15天带薪年假。", passage),
+            (1.0, true)
+        );
+        let (coverage, every_number) = lexical_coverage("员工每年享有30天带薪年假。", passage);
+        assert!(!every_number && coverage > 0.8, "{coverage}");
+        let (coverage, _) = lexical_coverage("病假需要提供医院证明。", passage);
+        assert!(coverage < 0.2, "{coverage}");
     }
 
     #[test]

@@ -14,6 +14,7 @@ use kts_catalog::CatalogRow;
 use kts_cli::Messages;
 use kts_record::{HitRecord, NodeRecord, ScopeCountRecord};
 use kts_store::{ScopeEntry, StoredDocument};
+use unicode_normalization::UnicodeNormalization;
 
 use crate::evidence::{self, Report};
 use crate::federation::{self, Route, Routing};
@@ -243,7 +244,14 @@ impl Knowledge {
         self.pool
             .with(&scope.path, &request, &self.messages(), |searcher| {
                 let store = searcher.store();
-                let stored = store.document(path_or_id)?.ok_or_else(|| {
+                let mut stored = None;
+                for spelling in spellings(path_or_id) {
+                    stored = store.document(&spelling)?;
+                    if stored.is_some() {
+                        break;
+                    }
+                }
+                let stored = stored.ok_or_else(|| {
                     anyhow::anyhow!("no document {path_or_id:?} in the scope {}", scope.slug)
                 })?;
                 let markdown = store.document_markdown(&stored)?;
@@ -379,4 +387,17 @@ impl RootState {
             folders_checked: Instant::now(),
         })
     }
+}
+
+/// `path`, then its composed and decomposed Unicode forms where they differ
+/// from it: a name from macOS is stored decomposed (`e` and `´` for `é`) and
+/// typed composed.
+fn spellings(path: &str) -> Vec<String> {
+    let mut forms = vec![path.to_string()];
+    for form in [path.nfc().collect::<String>(), path.nfd().collect()] {
+        if !forms.contains(&form) {
+            forms.push(form);
+        }
+    }
+    forms
 }

@@ -26,7 +26,7 @@ mod words;
 
 use clap::ValueEnum;
 
-pub use cli::{Args, command, run};
+pub use cli::{Args, command, run, unsearchable};
 pub use embedder::{ModelChoice, SharedModel, mismatch};
 pub use knowledge::Knowledge;
 pub use kts_store::scope_slug;

@@ -5,7 +5,7 @@ use std::io::Write;
 use kts_record::{HitRecord, PlanRecord};
 use serde::Serialize;
 
-use crate::cite::{cited_text, snippet};
+use crate::cite::{characters, cited_text, snippet};
 
 /// A hit of a `--batch` query: the hit's fields and the query's id.
 #[derive(Serialize)]
@@ -38,7 +38,11 @@ pub fn write_text(
         citation.push_str(&format!("  (slide {slide})"));
     }
     writeln!(out, "{:>2}. {:.4}  {citation}", hit.rank, hit.score)?;
-    writeln!(out, "    {}", snippet(&cited_text(hit), question, 200))
+    writeln!(
+        out,
+        "    {}",
+        snippet(&cited_text(hit), question, 200, characters)
+    )
 }
 
 /// `--explain --format text`: the plan, for humans.

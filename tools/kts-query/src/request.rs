@@ -47,7 +47,8 @@ pub struct Request {
     pub min_confidence: Option<f64>,
     /// In a knowledge root: most scopes a question may fan out to.
     pub max_scopes: usize,
-    /// The size of a context for an LLM, in tokens (characters / 4).
+    /// The size of a context for an LLM, in tokens (characters / 4, a
+    /// Chinese, Japanese or Korean character as one).
     pub budget: usize,
     /// An outside command that scores the best candidates again.
     pub reranker: Option<Reranker>,

@@ -14,6 +14,76 @@ pub fn stems(lower: &str) -> impl Iterator<Item = &str> {
     kts_store::words(lower).map(stem)
 }
 
+/// Whether `c` is of a script written without spaces between words
+/// (Chinese, Japanese, Thai, Lao, Khmer, Myanmar), or is their punctuation.
+pub fn unspaced(c: char) -> bool {
+    matches!(c as u32,
+        0x0E00..=0x0EFF // Thai, Lao
+        | 0x1000..=0x109F // Myanmar
+        | 0x1780..=0x17FF // Khmer
+        | 0x2E80..=0x2FDF // CJK radicals
+        | 0x3000..=0x31FF // CJK punctuation, kana, bopomofo
+        | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF // Han
+        | 0xFF00..=0xFFEF // full-width forms, half-width kana
+        | 0x20000..=0x3FFFF // Han, supplementary
+    )
+}
+
+/// Whether `c` ends a sentence in text written without spaces.
+pub fn ends_unspaced_sentence(c: char) -> bool {
+    matches!(c, '。' | '！' | '？' | '．' | '｡')
+}
+
+/// The words of a question as a snippet looks for them in a text: each word
+/// in lowercase and stemmed, but text written without spaces as its
+/// [`unspaced_words`]. Stopwords are left out, and each word is said once.
+pub fn searched_words(question: &str) -> Vec<String> {
+    let mut found: Vec<String> = Vec::new();
+    let lower = question.to_lowercase();
+    for word in lower.split(|c: char| !c.is_alphanumeric()) {
+        for run in script_runs(word) {
+            if run.chars().all(unspaced) {
+                found.extend(unspaced_words(run));
+            } else if !kts_store::is_stopword(run) {
+                found.push(stem(run).to_string());
+            }
+        }
+    }
+    let mut distinct = Vec::new();
+    for word in found {
+        if !distinct.contains(&word) {
+            distinct.push(word);
+        }
+    }
+    distinct
+}
+
+/// The words matched in a run of text written without spaces, which does not
+/// show where its words end: its pairs of neighbouring characters (`年假制度`
+/// → `年假`, `假制`, `制度`), or its one character.
+pub fn unspaced_words(run: &str) -> Vec<String> {
+    let chars: Vec<char> = run.chars().collect();
+    match chars.len() {
+        0 | 1 => vec![run.to_string()],
+        _ => chars.windows(2).map(|pair| pair.iter().collect()).collect(),
+    }
+}
+
+/// `word` cut where it passes between a script written without spaces and another.
+pub fn script_runs(word: &str) -> impl Iterator<Item = &str> {
+    let mut rest = word;
+    std::iter::from_fn(move || {
+        let first = rest.chars().next()?;
+        let end = rest
+            .char_indices()
+            .find(|&(_, c)| unspaced(c) != unspaced(first))
+            .map_or(rest.len(), |(at, _)| at);
+        let (run, after) = rest.split_at(end);
+        rest = after;
+        Some(run)
+    })
+}
+
 /// A crude stem: one common English suffix removed, at least 3 letters left.
 pub fn stem(word: &str) -> &str {
     const SUFFIXES: &[&str] = &[
@@ -61,5 +131,16 @@ mod tests {
         assert_eq!(stem("전문"), "전문");
         assert_eq!(stem("전문가s"), "전문가");
         assert_eq!(stem("café"), "café");
+    }
+
+    #[test]
+    fn text_without_spaces_is_searched_by_pairs_of_characters() {
+        assert_eq!(
+            searched_words("Wie viele Tage 年假制度 gibt es? 假"),
+            [
+                "wie", "viel", "tag", "年假", "假制", "制度", "gibt", "es", "假"
+            ]
+        );
+        assert_eq!(searched_words("the API接口s"), ["api", "接口", "s"]);
     }
 }

@@ -611,6 +611,10 @@ fn an_empty_question_is_a_usage_error_and_a_bad_batch_line_an_error_record() {
         ("", "the question is empty"),
         ("   ", "the question is empty"),
         ("???", "has no words to search for"),
+        (
+            "👩\u{200d}💻 ∑",
+            "the question \"👩\u{200d}💻 ∑\" has no words to search for: kts searches words",
+        ),
     ] {
         let (output, records) = query(scope(), &[blank], "");
         assert_eq!(output.status.code(), Some(2), "{blank:?}");

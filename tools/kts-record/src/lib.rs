@@ -6,6 +6,7 @@
 
 mod error_code;
 mod format;
+pub mod function_words;
 mod query_records;
 mod records;
 pub mod scope_path;
