@@ -71,6 +71,8 @@ endif
 ifndef KTS
 $(error KTS=DIR names the folder of the kts binaries)
 endif
+# The binaries' folder as one shell word (it may hold an apostrophe).
+KTS_Q := '$(subst ','\'',$(value KTS))'
 EMBED ?= 1
 GRAPH ?= 1
 THREADS ?= 1
@@ -89,16 +91,9 @@ FORCE:
 crawl.jsonl: FORCE
 	@if $(rebuild); then only=; else only=--changed-only; fi
 	status=0
-	'$(KTS)/kts-crawl' --stats $$only "$$SCOPE_DIR" > crawl.new 2> crawl.err || status=$$?
-	messages=$$(< crawl.err)
-	echo "$$messages" >&2
+	$(KTS_Q)/kts-crawl --stats $$only "$$SCOPE_DIR" > crawl.new 2> crawl.err || status=$$?
+	cat crawl.err >&2
 	((status <= 1))
-	# kts-crawl falls back to the previous crawl when it cannot read the
-	# index, and would then report nothing to do: a damaged index must fail.
-	if [[ $$messages == *'cannot read the index'* ]]; then
-		echo "reindex: $$SCOPE_DIR/.kts/kts.db cannot be read: move it aside to rebuild the scope" >&2
-		exit 2
-	fi
 	if [[ -z $$only ]]; then
 		mv crawl.new crawl.jsonl
 	elif cmp -s crawl.new crawl.jsonl; then
@@ -122,22 +117,22 @@ crawl.jsonl: FORCE
 
 convert.jsonl: crawl.jsonl
 	@echo convert >> ran
-	'$(KTS)/kts-convert' --stats --threads $(THREADS) < $< > $@.new || (($$? == 1))
+	$(KTS_Q)/kts-convert --stats --threads $(THREADS) < $< > $@.new || (($$? == 1))
 	mv $@.new $@
 
 chunk.jsonl: convert.jsonl
-	@'$(KTS)/kts-chunk' --stats < $< > $@.new || (($$? == 1))
+	@$(KTS_Q)/kts-chunk --stats < $< > $@.new || (($$? == 1))
 	mv $@.new $@
 
 embed.jsonl: chunk.jsonl
-	@'$(KTS)/kts-embed' --stats --threads $(THREADS) < $< > $@.new || (($$? == 1))
+	@$(KTS_Q)/kts-embed --stats --threads $(THREADS) < $< > $@.new || (($$? == 1))
 	mv $@.new $@
 
 index.stamp: $(INDEX_INPUT)
 	@echo index >> ran
 	if $(rebuild); then again=--reindex; else again=; fi
 	status=0
-	'$(KTS)/kts-index' --no-wait $$again "$$SCOPE_DIR" < $< 2> index.err || status=$$?
+	$(KTS_Q)/kts-index --no-wait $$again "$$SCOPE_DIR" < $< 2> index.err || status=$$?
 	cat index.err >&2
 	((status <= 1))
 	echo '$(SETTINGS)' > settings
@@ -148,5 +143,5 @@ index.stamp: $(INDEX_INPUT)
 
 graph.stamp: index.stamp
 	@echo graph >> ran
-	'$(KTS)/kts-graph' --no-wait "$$SCOPE_DIR" 2>&1 | tee $@.new >&2
+	$(KTS_Q)/kts-graph --no-wait "$$SCOPE_DIR" 2>&1 | tee $@.new >&2
 	mv $@.new $@

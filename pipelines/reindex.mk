@@ -31,7 +31,8 @@
 # error records): they count, run after run, until they change and are
 # indexed; so does a folder whose name holds a newline (no scope's may); and
 # so do files at the root's top level, which are in no scope (the summary
-# says how many). A scope folder removed while the run goes is `gone`: it
+# says how many). A link to a scope folder whose target is gone is left out,
+# and the summary names it. A scope folder removed while the run goes is `gone`: it
 # is not created again, and it fails nothing. While a run works on a scope
 # it holds SCOPE/.kts/cache/reindex.lock (as kts-spark --split does): a
 # scope another run is indexing fails at once, saying so. OUTCOME=FILE: the
@@ -61,10 +62,15 @@ THREADS ?= 1
 EMBEDDERS ?=
 KTS := $(abspath $(BIN))
 
+# A value as one shell word, whatever it holds (apostrophes, spaces, $, `).
+quote = '$(subst ','\'',$1)'
+# An absolute path by the shell's rules (make's abspath splits at spaces).
+absolute = $(shell realpath -ms -- $(call quote,$1))
+
 ifndef ROOT
 $(error usage: make -f pipelines/reindex.mk ROOT=DIR [-j N] [EMBED=0] [GRAPH=0] [BIN=DIR] [THREADS=N] [EMBEDDERS=N] [LIST=FILE] [STATE=DIR] [OUTCOME=FILE])
 endif
-ROOT_ABS := $(shell cd '$(ROOT)' 2>/dev/null && pwd)
+ROOT_ABS := $(shell cd -- $(call quote,$(value ROOT)) 2>/dev/null && pwd)
 ifeq ($(ROOT_ABS),)
 $(error ROOT=$(ROOT) is not a folder)
 endif
@@ -72,17 +78,22 @@ ifeq ($(wildcard $(KTS)/kts-crawl),)
 $(error no kts binaries in BIN=$(KTS): build them (cargo build --release --bins) or set BIN)
 endif
 
-STATE := $(abspath $(or $(STATE),$(ROOT_ABS)/.kts-reindex))
+STATE := $(if $(value STATE),$(call absolute,$(value STATE)),$(ROOT_ABS)/.kts-reindex)
+# The paths as shell words, for the recipes.
+ROOT_Q := $(call quote,$(ROOT_ABS))
+STATE_Q := $(call quote,$(STATE))
+KTS_Q := $(call quote,$(KTS))
+OUTCOME_Q := $(call quote,$(value OUTCOME))
 START := $(shell date +%s%6N)
 ifdef LIST
-LIST_SCOPES := cat '$(abspath $(LIST))'
+LIST_SCOPES := cat $(call quote,$(call absolute,$(value LIST)))
 else
 LIST_SCOPES := find . -mindepth 1 -maxdepth 1 -xtype d ! -name '.*' ! -name $$'*\n*' -printf '%f\n'
 endif
 # Listed while make reads this file, as the scopes are its targets.
-SCOPE_COUNT := $(shell mkdir -p '$(STATE)' && cd '$(ROOT_ABS)' \
-	&& $(LIST_SCOPES) | LC_ALL=C sort > '$(STATE)/scopes.list' \
-	&& : > '$(STATE)/results.tsv' && wc -l < '$(STATE)/scopes.list')
+SCOPE_COUNT := $(shell mkdir -p $(STATE_Q) && cd -- $(ROOT_Q) \
+	&& $(LIST_SCOPES) | LC_ALL=C sort > $(STATE_Q)/scopes.list \
+	&& : > $(STATE_Q)/results.tsv && wc -l < $(STATE_Q)/scopes.list)
 SCOPES := $(addprefix scope-,$(shell seq $(SCOPE_COUNT)))
 
 # The scopes with nothing to do: no file changed since their index was built
@@ -93,7 +104,7 @@ SCOPES := $(addprefix scope-,$(shell seq $(SCOPE_COUNT)))
 # most of a quiet run; these scopes get their result line and nothing else.
 CHAIN := crawl.jsonl convert.jsonl chunk.jsonl $(if $(filter 0,$(EMBED)),,embed.jsonl) \
 	index.stamp $(if $(filter 0,$(GRAPH)),,graph.stamp)
-QUIET := $(shell cd '$(ROOT_ABS)' && '$(KTS)/kts-crawl' . --unchanged-scopes < '$(STATE)/scopes.list' 2>/dev/null \
+QUIET := $(shell cd -- $(ROOT_Q) && $(KTS_Q)/kts-crawl . --unchanged-scopes < $(STATE_Q)/scopes.list 2>/dev/null \
 	| while IFS= read -r name; do \
 		cache=$$name/.kts/cache done=true from= settings=; \
 		for to in $(CHAIN); do \
@@ -101,11 +112,11 @@ QUIET := $(shell cd '$(ROOT_ABS)' && '$(KTS)/kts-crawl' . --unchanged-scopes < '
 		done; \
 		{ read -r settings < "$$cache/settings"; } 2>/dev/null || :; \
 		if [[ $$done == true && $$settings == embed=$(if $(filter 0,$(EMBED)),0,1) ]]; then printf '%s\n' "$$name"; fi; \
-	done | awk 'FILENAME == "-" { quiet[$$0]; next } $$0 in quiet { print FNR }' - '$(STATE)/scopes.list' \
-	| tee '$(STATE)/quiet.list')
+	done | awk 'FILENAME == "-" { quiet[$$0]; next } $$0 in quiet { print FNR }' - $(STATE_Q)/scopes.list \
+	| tee $(STATE_Q)/quiet.list)
 QUIET_SCOPES := $(addprefix scope-,$(QUIET))
-STAGES = SCOPE_DIR=$$dir $(MAKE) -s -C "$$cache" -f '$(HERE)reindex-scope.mk' \
-	KTS='$(KTS)' EMBED='$(EMBED)' GRAPH='$(GRAPH)' THREADS='$(THREADS)'
+STAGES = SCOPE_DIR=$$dir $(MAKE) -s -C "$$cache" -f $(call quote,$(HERE)reindex-scope.mk) \
+	KTS=$(KTS_Q) EMBED='$(EMBED)' GRAPH='$(GRAPH)' THREADS='$(THREADS)'
 # The stage folder, made inside the scope folder only while that is there: a
 # scope removed since it was listed must not come back (mkdir -p would make it).
 CACHE_DIR = { [[ -d $$cache ]] || (cd "$$dir" && mkdir -p .kts/cache); } 2>/dev/null
@@ -120,24 +131,26 @@ GONE = [[ -d $$dir ]] || result=gone
 .PHONY: all $(SCOPES)
 
 all: $(SCOPES)
-	@results='$(STATE)/results.tsv'
+	@results=$(STATE_Q)/results.tsv
 	count() { awk -F'\t' -v r="$$1" '$$1 == r' "$$results" | wc -l; }
 	reindexed=$$(count reindexed) unchanged=$$(count unchanged) failed=$$(count failed) gone=$$(count gone)
 	unindexed=$$(awk -F'\t' '$$1 != "failed" && $$5 > 0' "$$results" | wc -l)
-	skipped=0 loose=0
-	if [[ -z '$(LIST)' ]]; then
-		skipped=$$(cd '$(ROOT_ABS)' && find . -mindepth 1 -maxdepth 1 -xtype d ! -name '.*' -name $$'*\n*' -printf . | wc -c)
-		loose=$$(cd '$(ROOT_ABS)' && find . -mindepth 1 -maxdepth 1 -xtype f ! -name '.*' -printf . | wc -c)
+	skipped=0 loose=0 broken=
+	if [[ -z $(call quote,$(value LIST)) ]]; then
+		skipped=$$(cd -- $(ROOT_Q) && find . -mindepth 1 -maxdepth 1 -xtype d ! -name '.*' -name $$'*\n*' -printf . | wc -c)
+		loose=$$(cd -- $(ROOT_Q) && find . -mindepth 1 -maxdepth 1 -xtype f ! -name '.*' -printf . | wc -c)
+		broken=$$(cd -- $(ROOT_Q) && find . -mindepth 1 -maxdepth 1 -xtype l ! -name '.*' \
+			-printf '  left out: %f: a link to %l, which is not there\n')
 	fi
 	ms=$$(( ($${EPOCHREALTIME/./} - $(START)) / 1000 ))
 	{
 		printf 'reindex %s: %d scopes in %d.%03d s: %d reindexed, %d unchanged, %d failed%s\n' \
-			'$(ROOT_ABS)' $(SCOPE_COUNT) $$((ms / 1000)) $$((ms % 1000)) \
+			$(ROOT_Q) $(SCOPE_COUNT) $$((ms / 1000)) $$((ms % 1000)) \
 			"$$reindexed" "$$unchanged" "$$failed" "$$( ((gone == 0)) || echo ", $$gone gone")"
-		awk -F'\t' -v root='$(ROOT_ABS)' '$$1 == "failed" {
+		awk -F'\t' -v root=$(ROOT_Q) '$$1 == "failed" {
 			printf "  failed: %s: %s (log: %s/%s/.kts/cache/reindex.log)\n", $$3, $$4, root, $$3 }' "$$results"
 		awk -F'\t' '$$1 == "gone" { printf "  gone: %s: %s\n", $$3, $$4 }' "$$results"
-		awk -F'\t' -v root='$(ROOT_ABS)' '$$1 != "failed" && $$5 > 0 {
+		awk -F'\t' -v root=$(ROOT_Q) '$$1 != "failed" && $$5 > 0 {
 			printf "  not indexed: %s: %d of its documents (log: %s/%s/.kts/cache/reindex.log)\n", $$3, $$5, root, $$3 }' \
 			"$$results"
 		awk -F'\t' '$$1 == "reindexed" && ++n <= 20 { printf "  reindexed: %s: %s\n", $$3, $$4 }
@@ -146,21 +159,22 @@ all: $(SCOPES)
 			printf '  skipped: %d folder(s) whose name holds a newline, which a scope name may not (rename them)\n' \
 				"$$skipped"
 		fi
+		[[ -z $$broken ]] || echo "$$broken"
 		if ((loose > 0)); then
 			printf '  not indexed: %d file(s) at the top level of the root: its scopes are its sub-folders (move them into one)\n' \
 				"$$loose"
 		fi
-	} | tee '$(STATE)/summary.txt'
+	} | tee $(STATE_Q)/summary.txt
 	# The first run builds the root's catalog, which routes questions asked
 	# of the root (kts-query ROOT); kts-index keeps its rows current, and a
 	# scope folder renamed, added or removed has it rebuilt.
-	if [[ -z '$(LIST)' ]]; then
-		{ '$(KTS)/kts-catalog' '$(ROOT_ABS)' --if-stale --quiet 2>&1 || true; } | sed 's/^/  /' \
-			| tee -a '$(STATE)/summary.txt'
+	if [[ -z $(call quote,$(value LIST)) ]]; then
+		{ $(KTS_Q)/kts-catalog $(ROOT_Q) --if-stale --quiet 2>&1 || true; } | sed 's/^/  /' \
+			| tee -a $(STATE_Q)/summary.txt
 	fi
 	status=$$((failed > 0 || unindexed > 0 || skipped > 0 || loose > 0))
-	if [[ -n '$(OUTCOME)' ]]; then
-		echo "$$status" > '$(OUTCOME)'
+	if [[ -n $(OUTCOME_Q) ]]; then
+		echo "$$status" > $(OUTCOME_Q)
 	else
 		exit "$$status"
 	fi
@@ -192,15 +206,15 @@ $(filter-out $(QUIET_SCOPES),$(SCOPES)): embedded
 
 embedded: $(PREPARED)
 	@while IFS= read -r name; do
-		printf '%s\n' '$(ROOT_ABS)'/"$$name"/.kts/cache
-	done < '$(STATE)/scopes.list' \
-	| '$(HERE)reindex-embed' --bin '$(KTS)' --threads '$(THREADS)' \
+		printf '%s\n' $(ROOT_Q)/"$$name"/.kts/cache
+	done < $(STATE_Q)/scopes.list \
+	| $(call quote,$(HERE)reindex-embed) --bin $(KTS_Q) --threads '$(THREADS)' \
 		--jobs '$(or $(EMBEDDERS),$(patsubst -j%,%,$(filter -j%,$(MAKEFLAGS))),1)' \
 	|| echo 'reindex: the shared embedder failed: each scope is embedded on its own' >&2
 
 $(PREPARED): prepare-%:
-	@name=$$(sed -n '$*{p;q}' '$(STATE)/scopes.list')
-	dir='$(ROOT_ABS)'/$$name
+	@name=$$(sed -n '$*{p;q}' $(STATE_Q)/scopes.list)
+	dir=$(ROOT_Q)/$$name
 	cache=$$dir/.kts/cache
 	started=$${EPOCHREALTIME/./}
 	result=failed
@@ -218,13 +232,13 @@ $(QUIET_SCOPES): quiet
 quiet:
 	@awk 'FILENAME == ARGV[1] { quiet[$$0]; next }
 		FNR in quiet { gsub(/\t/, " "); printf "unchanged\t0.000\t%s\t\t0\n", $$0 }' \
-		'$(STATE)/quiet.list' '$(STATE)/scopes.list' >> '$(STATE)/results.tsv'
+		$(STATE_Q)/quiet.list $(STATE_Q)/scopes.list >> $(STATE_Q)/results.tsv
 
 # (Bash builtins where possible: with 10,000 scopes, the forks of a run where
 # nothing changed are most of its time.)
 $(filter-out $(QUIET_SCOPES),$(SCOPES)): scope-%:
-	@name=$$(sed -n '$*{p;q}' '$(STATE)/scopes.list')
-	dir='$(ROOT_ABS)'/$$name
+	@name=$$(sed -n '$*{p;q}' $(STATE_Q)/scopes.list)
+	dir=$(ROOT_Q)/$$name
 	cache=$$dir/.kts/cache
 	started=$${EPOCHREALTIME/./}
 	result=failed
@@ -273,7 +287,7 @@ $(filter-out $(QUIET_SCOPES),$(SCOPES)): scope-%:
 	printf -v line '%s\t%d.%03d\t%s\t%s\t%s' "$$result" $$((ms / 1000)) $$((ms % 1000)) "$${name//$$'\t'/ }" \
 		"$${detail//$$'\t'/ }" "$$unindexed"
 	# One short line per append, so lines from parallel scopes do not interleave.
-	echo "$$line" >> '$(STATE)/results.tsv'
+	echo "$$line" >> $(STATE_Q)/results.tsv
 	if [[ $$result != unchanged ]]; then
 		printf '%-9s %7s s  %s  %s\n' "$$result" "$$((ms / 1000)).$$(printf %03d $$((ms % 1000)))" "$$name" "$$detail"
 	fi

@@ -928,3 +928,52 @@ fn a_folder_without_sub_folders_is_refused_and_files_beside_the_scopes_fail_the_
         "{summary}"
     );
 }
+
+#[test]
+fn shell_characters_in_the_root_and_scope_names_are_names_and_a_lost_link_is_named() {
+    let parent = tempfile::tempdir().unwrap();
+    let root = parent.path().join("-o'brien's \"docs\" $HOME `id`");
+    write(
+        &root.join("Alice's hr/leave.md"),
+        "# Leave\n\nThe quokka rule.\n",
+    );
+    write(&root.join("notes/a.md"), "# Notes\n\nThe tapir note.\n");
+    let gone = parent.path().join("unmounted/team");
+    std::os::unix::fs::symlink(&gone, root.join("team")).unwrap();
+    let run = std::process::Command::new(kts_tests::workspace_root().join("pipelines/reindex"))
+        .args(["--no-embed", "--no-graph", "--bin"])
+        .arg(kts_tests::profile_dir())
+        .arg("--")
+        .arg(root.file_name().unwrap())
+        .current_dir(parent.path())
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}{}",
+        text(&run.stdout),
+        text(&run.stderr)
+    );
+    let summary = summary(&root);
+    assert!(
+        summary.starts_with(&format!("reindex {}: 2 scopes", root.display()))
+            && summary.contains("2 reindexed, 0 unchanged, 0 failed")
+            && summary.contains(&format!(
+                "  left out: team: a link to {}, which is not there",
+                gone.display()
+            )),
+        "{summary}"
+    );
+    let query = std::process::Command::new(kts_tests::bin("kts-query"))
+        .arg(root.join("Alice's hr"))
+        .args(["quokka", "--mode", "bm25"])
+        .output()
+        .unwrap();
+    assert!(
+        text(&query.stdout).contains("\"path\":\"leave.md\""),
+        "{}",
+        text(&query.stderr)
+    );
+}

@@ -49,8 +49,7 @@ pub fn save(root: &Path, doc: &DocRecord, images: &[Image]) -> anyhow::Result<()
     static SERIAL: AtomicUsize = AtomicUsize::new(0);
     let documents = documents_dir(root);
     let staging_area = documents.join(".staging");
-    fs::create_dir_all(&staging_area)
-        .with_context(|| format!("cannot create {}", staging_area.display()))?;
+    fs::create_dir_all(&staging_area).map_err(|e| cannot_create(root, &staging_area, e))?;
     // Once per scope and process: a stream may span several scopes.
     static CLEANED: Mutex<BTreeSet<PathBuf>> = Mutex::new(BTreeSet::new());
     let first = (CLEANED.lock().unwrap_or_else(|e| e.into_inner())).insert(staging_area.clone());
@@ -75,6 +74,21 @@ pub fn save(root: &Path, doc: &DocRecord, images: &[Image]) -> anyhow::Result<()
         let _ = fs::remove_dir_all(&staging);
     }
     result
+}
+
+/// Why `dir` cannot be made in the scope `root`, said plainly when `.kts` is
+/// a link whose target is gone (a disk not mounted), of which the system
+/// says only "File exists".
+fn cannot_create(root: &Path, dir: &Path, error: std::io::Error) -> anyhow::Error {
+    let kts = root.join(".kts");
+    match fs::read_link(&kts) {
+        Ok(target) if !kts.exists() => anyhow::anyhow!(
+            "{} is a link to {}, which is not there (a disk not mounted?)",
+            kts.display(),
+            target.display()
+        ),
+        _ => anyhow::Error::new(error).context(format!("cannot create {}", dir.display())),
+    }
 }
 
 /// Removes what killed converters left in the staging area: the folders
@@ -169,6 +183,22 @@ mod tests {
         write_folder(&old.join("busy"), theirs, &[])?;
         write_folder(&staging, ours, &[])?;
         swap_into_place(&staging, &target, &old)
+    }
+
+    #[test]
+    fn a_kts_link_to_a_disk_not_mounted_is_named_as_such() {
+        let root = tempfile::tempdir().unwrap();
+        let target = root.path().join("unmounted/scope-kts");
+        std::os::unix::fs::symlink(&target, root.path().join(".kts")).unwrap();
+        let error = save(root.path(), &document("# A"), &[]).unwrap_err();
+        assert_eq!(
+            format!("{error:#}"),
+            format!(
+                "{} is a link to {}, which is not there (a disk not mounted?)",
+                root.path().join(".kts").display(),
+                target.display()
+            )
+        );
     }
 
     #[test]

@@ -6,7 +6,6 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use kts_cli::Messages;
 use kts_record::{FileStatus, Format};
 
 use crate::manifest::{Entry, Manifest};
@@ -20,30 +19,26 @@ pub struct Baseline {
 }
 
 /// The index's documents if the scope has an index, else the previous crawl
-/// as long as the scope never had one.
-pub fn load(root: &Path, previous: &Manifest, messages: &Messages) -> Baseline {
+/// as long as the scope never had one. An index that cannot be read (damaged,
+/// of another format, out of this user's reach) is an error: measured against
+/// nothing, every file would be new, and a pipeline would redo them all only
+/// to fail at kts-index.
+pub fn load(root: &Path, previous: &Manifest) -> anyhow::Result<Baseline> {
     let had_index = previous.indexed() || has_index_files(root);
-    if !kts_store::db_path(root).is_file() {
-        return without_index(previous, had_index);
+    if !kts_store::has_index(root)? {
+        return Ok(without_index(previous, had_index));
     }
     match indexed(root, previous) {
-        Ok(known) => Baseline {
+        Ok(known) => Ok(Baseline {
             known,
             had_index: true,
-        },
+        }),
         // The first kts-index run, started beside this crawl in the same pipeline.
         Err(err) if err.downcast_ref::<kts_store::NoIndexYet>().is_some() => {
-            without_index(previous, had_index)
+            Ok(without_index(previous, had_index))
         }
-        Err(err) => {
-            let instead = if had_index {
-                "every file counts as new"
-            } else {
-                "comparing with the previous crawl"
-            };
-            messages.warn(&format!("cannot read the index ({err:#}); {instead}"));
-            without_index(previous, had_index)
-        }
+        Err(err) => Err(err
+            .context("cannot read the index, which tells which files are new, changed or deleted")),
     }
 }
 

@@ -29,7 +29,9 @@ what the scope's index holds (DIR/.kts/kts.db), or against the previous crawl
 when there is no index yet (so before a scope's first index, a crawl that was
 not indexed makes the next --changed-only skip its files: look with --dry-run,
 and index a new scope without --changed-only; once a scope has had an index, a
-crawl that finds none reports every file new). Files whose size, mtime, ctime
+crawl that finds none reports every file new; one that cannot be read, being
+damaged, of another format or out of this user's reach, stops the crawl with
+exit status 2). Files whose size, mtime, ctime
 and inode match the previous crawl (DIR/.kts/manifest.json) are not read
 again. Hidden files, Office lock files (~$x.docx) and the
 .kts folder are skipped, and so, with a warning, is a folder named FILE#attachment
@@ -43,7 +45,8 @@ record (exit status 1), and the documents under it are not deleted. Files of
 other formats are skipped as unsupported: their number is said on stderr, and
 --verbose names each one. A knowledge root (a folder whose sub-folders are
 indexed scopes) is refused, before anything is written: crawl each scope
-(except with --unchanged-scopes, which takes the root).
+(except with --unchanged-scopes, which takes the root); so is a folder inside
+a scope's .kts folder.
 
 Example:
   kts-crawl docs | kts-convert | kts-chunk | head -3
@@ -99,6 +102,7 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         unchanged::list(&root, stdin, &mut std::io::stdout().lock())?;
         return Ok(Exit::Ok);
     }
+    kts_store::refuse_index_folder(&root)?;
     kts_store::refuse_knowledge_root(&args.dir)?;
     let root_text = root
         .to_str()
@@ -106,7 +110,7 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         .to_string();
 
     let previous = Manifest::load(&root)?;
-    let baseline = baseline::load(&root, &previous, &messages);
+    let baseline = baseline::load(&root, &previous)?;
     let mut next = Manifest::default();
     let mut out = JsonlWriter::new();
     let mut counts = [0usize; 4];

@@ -135,6 +135,54 @@ fn once_a_scope_was_indexed_a_missing_index_makes_every_file_new() {
 }
 
 #[test]
+fn an_index_that_cannot_be_read_stops_the_crawl() {
+    let scope = tempfile::tempdir().unwrap();
+    write(&scope.path().join("a.md"), b"# A\n");
+    drop(kts_store::Store::open_writer(scope.path(), kts_store::LockWait::NoWait).unwrap());
+    let db = scope.path().join(".kts/kts.db");
+    write(&db, b"this is not an SQLite database");
+    let output = crawl(scope.path(), &["--changed-only"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(output.stdout.is_empty(), "no file reported new");
+    let message = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        message.starts_with("kts-crawl: error: cannot read the index")
+            && message.contains("move it aside to rebuild the scope"),
+        "{message}"
+    );
+
+    // Out of reach: a .kts linked to a disk that is not mounted.
+    std::fs::remove_dir_all(scope.path().join(".kts")).unwrap();
+    let unmounted = scope.path().join("disk/kts");
+    std::os::unix::fs::symlink(&unmounted, scope.path().join(".kts")).unwrap();
+    let output = crawl(scope.path(), &["--changed-only", "--dry-run"]);
+    assert_eq!(output.status.code(), Some(2));
+    let message = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        message.contains(&format!(
+            "is a link to {}, which is not there",
+            unmounted.display()
+        )),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_folder_inside_an_index_folder_is_refused() {
+    let scope = tempfile::tempdir().unwrap();
+    write(&scope.path().join(".kts/documents/x/content.md"), b"# X\n");
+    let output = crawl(&scope.path().join(".kts/documents"), &[]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(output.stdout.is_empty());
+    let message = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        message.contains("the index folder of the scope"),
+        "{message}"
+    );
+    assert!(!scope.path().join(".kts/documents/.kts").exists());
+}
+
+#[test]
 fn dry_run_leaves_the_manifest_alone() {
     let scope = tempfile::tempdir().unwrap();
     write(&scope.path().join("a.md"), b"a");

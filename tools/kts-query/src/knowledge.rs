@@ -78,7 +78,7 @@ impl Knowledge {
         }
         let root = if federation::is_root(dir) {
             Some(Mutex::new(RootState::open(dir, &messages)?))
-        } else if kts_store::is_scope(dir) {
+        } else if kts_store::has_index(dir)? {
             kts_store::Store::open_read(dir)?;
             None
         } else {

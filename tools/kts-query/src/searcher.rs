@@ -65,6 +65,8 @@ pub struct Searcher {
     doc_types: std::cell::OnceCell<Vec<String>>,
     /// The graph once loaded (`None` when the scope has none).
     graph: std::cell::OnceCell<Option<QueryGraph>>,
+    /// The tool whose name prefixes warnings.
+    tool: &'static str,
     /// Whether warnings are silenced (a failed reranker is one).
     quiet: bool,
     /// Whether a damaged lexical index was warned of.
@@ -150,6 +152,7 @@ impl Searcher {
             vector_store: None,
             concurrent: true,
             graph: std::cell::OnceCell::new(),
+            tool: messages.tool(),
             quiet: messages.is_quiet(),
             warned_of_lexical: std::cell::Cell::new(false),
         })
@@ -171,6 +174,11 @@ impl Searcher {
         let quiet = Messages::new("kts-query").quiet(true);
         self.settings = Settings::new(request, self.has_vectors, &quiet)?;
         Ok(())
+    }
+
+    /// Where warnings go: stderr, with the tool's name.
+    fn messages(&self) -> Messages {
+        Messages::new(self.tool).quiet(self.quiet)
     }
 
     fn embedder(&mut self) -> anyhow::Result<&SharedModel> {
@@ -246,7 +254,7 @@ impl Searcher {
     fn graph(&self) -> anyhow::Result<Option<&QueryGraph>> {
         if self.graph.get().is_none() {
             let loaded = QueryGraph::load(&self.store, self.store.scope())?;
-            let messages = Messages::new("kts-query").quiet(self.quiet);
+            let messages = self.messages();
             let scope = self.store.scope().display();
             match &loaded {
                 Some(_) => {
@@ -634,7 +642,7 @@ impl Searcher {
                     "the reranker ({}): {why}; the fused order stands",
                     reranker.by
                 );
-                Messages::new("kts-query").quiet(self.quiet).warn(&warning);
+                self.messages().warn(&warning);
                 warning
             }
         };
@@ -758,10 +766,12 @@ impl Searcher {
         }
         let state = (self.store.lexical_state())
             .unwrap_or_else(|e| LexicalState::Unreadable(format!("{e:#}")));
-        if matches!(state, LexicalState::Unreadable(_)) && !self.warned_of_lexical.replace(true) {
-            Messages::new("kts-query")
-                .quiet(self.quiet)
-                .warn(&format!("BM25 ran on FTS5: {state}"));
+        let unreadable = matches!(
+            state,
+            LexicalState::Unreadable(_) | LexicalState::Forbidden(_)
+        );
+        if unreadable && !self.warned_of_lexical.replace(true) {
+            self.messages().warn(&format!("BM25 ran on FTS5: {state}"));
         }
         let detail = match state {
             LexicalState::Current => "from the lexical index".to_string(),

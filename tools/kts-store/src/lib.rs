@@ -29,6 +29,7 @@ mod documents;
 mod fts;
 mod lexical;
 mod lock;
+mod permissions;
 mod read_only;
 mod root;
 mod schema;
@@ -51,8 +52,11 @@ pub use documents::StoredDocument;
 pub use fts::{is_stopword, match_all_query, match_query, query_terms};
 pub use lexical::{LexicalState, Synced, index_dir as lexical_index_dir};
 pub use lock::{LockWait, Locked};
+pub use permissions::create_database_file;
 pub use read_only::open_read_only;
-pub use root::{ScopeEntry, Scopes, discover_scopes, is_scope, refuse_knowledge_root};
+pub use root::{
+    ScopeEntry, Scopes, discover_scopes, is_scope, refuse_index_folder, refuse_knowledge_root,
+};
 pub use search::{Filters, Hit, Scored};
 pub use slug::{names_slug, scope_slug};
 pub use words::{FTS5_TOKENIZER, WORD_ANALYSIS, indexed_text, is_cjk, normalized, words};
@@ -95,6 +99,34 @@ pub fn db_path(scope: &Path) -> PathBuf {
 /// `DIR/.kts/vectors.bin`.
 pub fn vector_file_path(scope: &Path) -> PathBuf {
     kts_dir(scope).join("vectors.bin")
+}
+
+/// Whether `scope` has an index (`DIR/.kts/kts.db`): an error, naming the
+/// path and the reason, when one may be there but cannot be reached (a
+/// `.kts` this user may not enter, a `.kts` link to a disk not mounted),
+/// rather than "no index", which would have it built again.
+pub fn has_index(scope: &Path) -> anyhow::Result<bool> {
+    let db = db_path(scope);
+    let kts = kts_dir(scope);
+    match std::fs::metadata(&db) {
+        Ok(metadata) => Ok(metadata.is_file()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => match std::fs::read_link(&kts) {
+            Ok(target) if !kts.exists() => anyhow::bail!(
+                "cannot reach the index {}: {} is a link to {}, which is not there (a disk \
+                 not mounted?)",
+                db.display(),
+                kts.display(),
+                target.display()
+            ),
+            _ => Ok(false),
+        },
+        Err(e) => match permissions::why_not_enterable(&kts) {
+            Some(why) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+                anyhow::bail!("cannot reach the index {} ({e}): {why}", db.display())
+            }
+            _ => anyhow::bail!("cannot reach the index {}: {e}", db.display()),
+        },
+    }
 }
 
 /// The index metadata of a store.
@@ -155,7 +187,7 @@ impl Store {
 
     fn try_open_read(scope: &Path) -> anyhow::Result<Store> {
         let path = db_path(scope);
-        if !path.is_file() {
+        if !has_index(scope)? {
             // A knowledge root has no index of its own: its scopes do.
             refuse_knowledge_root(scope)?;
             anyhow::bail!(
@@ -189,10 +221,13 @@ impl Store {
 
     fn try_open_writer(scope: &Path, wait: LockWait) -> anyhow::Result<Store> {
         let dir = kts_dir(scope);
+        refuse_index_folder(scope)?;
+        has_index(scope)?;
         create_kts_dir(scope, &dir)?;
         let lock = lock::acquire(&dir.join("write.lock"), wait)?;
         register_sqlite_vec();
         let path = db_path(scope);
+        create_database_file(&path).map_err(|e| lock::cannot_write(&path, e))?;
         let conn =
             Connection::open(&path).with_context(|| format!("opening {}", path.display()))?;
         conn.busy_timeout(BUSY_TIMEOUT)?;
@@ -335,28 +370,45 @@ impl Store {
 
     fn check_format(&self) -> anyhow::Result<()> {
         let meta = self.meta()?;
-        if meta.format_version == 0 {
+        // The meta table and its rows are made in the store's first transaction.
+        if meta.format_version == 0 && meta.created.is_empty() {
             return Err(NoIndexYet {
                 scope: self.scope.clone(),
             }
             .into());
         }
-        if meta.format_version != FORMAT_VERSION {
-            anyhow::bail!(
-                "{} has store format {}, this kts reads format {FORMAT_VERSION}: re-index with kts-index --reindex {}",
-                db_path(&self.scope).display(),
-                meta.format_version,
-                self.scope.display()
-            );
-        }
-        Ok(())
+        let db = db_path(&self.scope);
+        let found = match meta.format_version {
+            FORMAT_VERSION => return Ok(()),
+            0 => format!(
+                "{} has no store format (kts did not write it so, or it was edited):",
+                db.display()
+            ),
+            newer if newer > FORMAT_VERSION => format!(
+                "{} has store format {newer}, written by a newer kts (this one reads format \
+                 {FORMAT_VERSION}): read it with that kts, or",
+                db.display()
+            ),
+            older => format!(
+                "{} has store format {older}, this kts reads format {FORMAT_VERSION}:",
+                db.display()
+            ),
+        };
+        let dir = self.scope.display();
+        anyhow::bail!(
+            "{found} move it aside (mv {} {}.old) and index the scope again: kts-crawl {dir} | \
+             kts-convert | kts-chunk | kts-embed | kts-index {dir} (an index is made from the \
+             documents alone: kts-index --reindex does not replace a store of another format)",
+            db.display(),
+            db.display()
+        )
     }
 }
 
 /// An error about the store of `scope`, said with the file and what to do
 /// when it is a damaged database or a full disk; other errors as they are.
 pub fn with_remedy(scope: &Path, error: anyhow::Error) -> anyhow::Error {
-    use rusqlite::ErrorCode::{DatabaseCorrupt, DiskFull, NotADatabase};
+    use rusqlite::ErrorCode::{DatabaseCorrupt, DiskFull, NotADatabase, ReadOnly};
     let sqlite = sqlite_code(&error);
     let io_full = error
         .chain()
@@ -372,6 +424,7 @@ pub fn with_remedy(scope: &Path, error: anyhow::Error) -> anyhow::Error {
             db_path(scope).display()
         ))),
         Some(DiskFull) => disk_full(scope, error),
+        Some(ReadOnly) => not_writable(scope, error),
         _ if io_full => disk_full(scope, error),
         _ => error,
     }
@@ -424,6 +477,25 @@ fn disk_full(scope: &Path, error: anyhow::Error) -> anyhow::Error {
          run again)",
         kts_dir(scope).display()
     )))
+}
+
+/// SQLite's "attempt to write a readonly database", said with the file this
+/// user may not write and why.
+fn not_writable(scope: &Path, error: anyhow::Error) -> anyhow::Error {
+    let db = db_path(scope);
+    let files = ["", "-wal", "-shm"].map(|suffix| {
+        let mut file = db.clone().into_os_string();
+        file.push(suffix);
+        PathBuf::from(file)
+    });
+    let why = |file: &PathBuf| {
+        let why = permissions::why_not_writable(file)?;
+        Some(format!("cannot write {}: {why}", file.display()))
+    };
+    match files.iter().find_map(why) {
+        Some(why) => error.context(Remedy(why)),
+        None => error.context(Remedy(format!("{} cannot be written", db.display()))),
+    }
 }
 
 /// A store file whose first transaction has not committed: the first

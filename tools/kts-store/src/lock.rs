@@ -38,6 +38,11 @@ impl std::error::Error for Locked {}
 /// permissions get a message that says what to do.
 pub(crate) fn cannot_write(path: &Path, error: std::io::Error) -> anyhow::Error {
     use std::io::ErrorKind::{PermissionDenied, ReadOnlyFilesystem};
+    if error.kind() == PermissionDenied
+        && let Some(why) = crate::permissions::why_not_writable(path)
+    {
+        return anyhow::anyhow!("cannot write {}: {why}", path.display());
+    }
     match error.kind() {
         ReadOnlyFilesystem | PermissionDenied => anyhow::anyhow!(
             "cannot write {} ({error}): the index lives in the scope's .kts folder, so this \

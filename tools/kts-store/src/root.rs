@@ -75,6 +75,26 @@ pub fn discover_scopes(root: &Path) -> anyhow::Result<Scopes> {
     })
 }
 
+/// Refuses a folder inside a scope's `.kts` (or that folder itself) where a
+/// scope is wanted: its index would be made of kts's own files, and nest a
+/// `.kts` in the scope's.
+pub fn refuse_index_folder(dir: &Path) -> anyhow::Result<()> {
+    let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    let inside = dir
+        .ancestors()
+        .find(|folder| folder.file_name() == Some(".kts".as_ref()));
+    if let Some(kts) = inside {
+        let scope = kts.parent().unwrap_or(kts);
+        anyhow::bail!(
+            "{} is in {}, the index folder of the scope {}: crawl and index the scope itself",
+            dir.display(),
+            kts.display(),
+            scope.display()
+        );
+    }
+    Ok(())
+}
+
 /// Refuses a knowledge root (a folder holding indexed scopes, not itself one)
 /// where a scope is wanted: an index made there would turn the root into one
 /// scope and hide its scopes from every question asked of it.
@@ -111,6 +131,23 @@ pub fn refuse_knowledge_root(dir: &Path) -> anyhow::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_folder_in_an_index_folder_is_no_scope() {
+        let scope = tempfile::tempdir().unwrap();
+        let documents = scope.path().join(".kts/documents");
+        std::fs::create_dir_all(&documents).unwrap();
+        let refused = refuse_index_folder(&documents).unwrap_err().to_string();
+        assert!(
+            refused.ends_with(&format!(
+                "the index folder of the scope {}: crawl and index the scope itself",
+                scope.path().canonicalize().unwrap().display()
+            )),
+            "{refused}"
+        );
+        assert!(refuse_index_folder(&scope.path().join(".kts")).is_err());
+        assert!(refuse_index_folder(scope.path()).is_ok());
+    }
 
     #[test]
     fn scopes_get_unique_slugs_in_name_order() {

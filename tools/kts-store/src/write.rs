@@ -221,8 +221,10 @@ impl Store {
     /// it outside a transaction, after the last commit).
     pub fn refresh_lexical_index(&mut self) -> anyhow::Result<Synced> {
         let dir = crate::lexical_index_dir(&self.scope);
-        lexical::sync(&self.conn, &self.scope)
-            .with_context(|| format!("updating the lexical index {}", dir.display()))
+        let synced = lexical::sync(&self.conn, &self.scope)
+            .with_context(|| format!("updating the lexical index {}", dir.display()))?;
+        lexical::open_up_files(&dir);
+        Ok(synced)
     }
 
     /// Whether the store already holds exactly this document and these chunks.

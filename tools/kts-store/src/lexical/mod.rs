@@ -137,6 +137,8 @@ pub enum LexicalState {
     /// The index cannot be opened or searched (damaged files): the why
     /// names its folder.
     Unreadable(String),
+    /// This user may not read the index's files: the why names the file.
+    Forbidden(String),
 }
 
 impl LexicalState {
@@ -159,8 +161,37 @@ impl std::fmt::Display for LexicalState {
                 f,
                 "the lexical index cannot be read ({why}): the next kts-index DIR rebuilds it"
             ),
+            Self::Forbidden(why) => write!(
+                f,
+                "this user may not read the lexical index ({why}): kts-index DIR, run by the \
+                 index's owner, lets its files be read as the owner's umask allows"
+            ),
         }
     }
+}
+
+/// Refuses an index whose files this user may not read.
+fn forbidden(dir: &Path) -> Option<LexicalState> {
+    WRITTEN_ATOMICALLY.iter().find_map(|name| {
+        let file = dir.join(name);
+        match std::fs::File::open(&file) {
+            Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+                Some(LexicalState::Forbidden(format!("{}: {e}", file.display())))
+            }
+            _ => None,
+        }
+    })
+}
+
+/// The files tantivy writes through temporary files, which are 0600 (see
+/// permissions.rs).
+const WRITTEN_ATOMICALLY: [&str; 2] = ["meta.json", ".managed.json"];
+
+/// Lets the index's files be read as the umask allows. Run after every
+/// sync, so that the next kts-index also mends an index written before.
+pub(crate) fn open_up_files(dir: &Path) {
+    let files = WRITTEN_ATOMICALLY.map(|name| dir.join(name));
+    crate::permissions::open_up_as_umask_allows(&files);
 }
 
 /// A reader's view of the index, opened only when current (cheap to clone).
@@ -195,6 +226,9 @@ impl LexicalIndex {
         }
         if !dir.join("meta.json").is_file() {
             return Ok(Err(LexicalState::Missing));
+        }
+        if let Some(forbidden) = forbidden(&dir) {
+            return Ok(Err(forbidden));
         }
         let index = if crate::read_only::can_write(&dir.join("meta.json")) {
             Index::open_in_dir(&dir)?
