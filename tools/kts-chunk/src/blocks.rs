@@ -71,6 +71,18 @@ fn heading(line: &str) -> Option<(usize, String)> {
     Some((level, text.to_string()))
 }
 
+/// The level of a setext heading's underline: 1 for `===`, 2 for `---`.
+fn setext_underline(line: &str) -> Option<usize> {
+    let trimmed = line.trim();
+    if line.len() - line.trim_start().len() > 3 || trimmed.is_empty() {
+        return None;
+    }
+    [('=', 1), ('-', 2)]
+        .into_iter()
+        .find(|(c, _)| trimmed.chars().all(|t| t == *c))
+        .map(|(_, level)| level)
+}
+
 fn marker(line: &str) -> Option<Kind> {
     let inner = line
         .trim()
@@ -148,7 +160,14 @@ pub fn parse(markdown: &str) -> Vec<Block> {
                 .count();
             (Kind::Verbatim, i + rows - 1)
         } else {
-            (Kind::Prose, prose_end(&lines, i))
+            let end = prose_end(&lines, i);
+            match lines.get(end + 1).and_then(|l| setext_underline(l.text)) {
+                Some(level) if !is_list_item(line.text) => {
+                    let text = joined(&lines[i..=end]);
+                    (Kind::Heading { level, text }, end + 1)
+                }
+                _ => (Kind::Prose, end),
+            }
         };
         blocks.push(trimmed_block(markdown, kind, line.start, lines[last].end()));
         i = last + 1;
@@ -156,12 +175,15 @@ pub fn parse(markdown: &str) -> Vec<Block> {
     blocks
 }
 
-/// The last line of the paragraph or list item starting at `first`.
+/// The last line of the paragraph or list item starting at `first` (for a
+/// paragraph, the line above a setext underline when one follows).
 fn prose_end(lines: &[Line], first: usize) -> usize {
+    let paragraph = !is_list_item(lines[first].text);
     let mut last = first;
     for (i, line) in lines.iter().enumerate().skip(first + 1) {
         let text = line.text;
         let interrupts = text.trim().is_empty()
+            || (paragraph && setext_underline(text).is_some())
             || fence(text).is_some()
             || heading(text).is_some()
             || marker(text).is_some()
@@ -173,6 +195,12 @@ fn prose_end(lines: &[Line], first: usize) -> usize {
         last = i;
     }
     last
+}
+
+/// Lines trimmed and joined by single spaces.
+fn joined(lines: &[Line]) -> String {
+    let words: Vec<&str> = lines.iter().map(|l| l.text.trim()).collect();
+    words.join(" ")
 }
 
 fn trimmed_block(markdown: &str, kind: Kind, start: usize, end: usize) -> Block {
@@ -242,6 +270,24 @@ mod tests {
             kinds("```\ncode\n\nmore"),
             [(Kind::Verbatim, "```\ncode\n\nmore")]
         );
+    }
+
+    #[test]
+    fn setext_underlines_make_headings_of_the_paragraph_above() {
+        let heading = |level, text: &str| Kind::Heading {
+            level,
+            text: text.into(),
+        };
+        assert_eq!(
+            kinds("Main\nheading\n====\n\nBody.\n\nSub heading\n  --- \n- item\n---\n"),
+            [
+                (heading(1, "Main heading"), "Main\nheading\n===="),
+                (Kind::Prose, "Body."),
+                (heading(2, "Sub heading"), "Sub heading\n  ---"),
+                (Kind::Prose, "- item\n---"),
+            ]
+        );
+        assert_eq!(kinds("= x\n"), [(Kind::Prose, "= x")]);
     }
 
     #[test]

@@ -25,6 +25,8 @@ pub fn describe(
         title,
         mut properties,
     } = converted;
+    let markdown = without_soft_hyphens(markdown);
+    let title = title.map(without_soft_hyphens);
     // A workbook's headings and first cells are its sheets' names and data; a
     // message's are kts's own list of its headers and of its attachments.
     let titled_by_content = !matches!(
@@ -67,6 +69,16 @@ pub fn describe(
         images,
         metadata: properties,
         chunks: None,
+    }
+}
+
+/// Drops soft hyphens (U+00AD): invisible hints where a word may break,
+/// they would split it for search (`docu&shy;mentation`).
+fn without_soft_hyphens(text: String) -> String {
+    if text.contains('\u{AD}') {
+        text.replace('\u{AD}', "")
+    } else {
+        text
     }
 }
 

@@ -17,7 +17,7 @@ use serde_json::Value;
 use crate::images::Image;
 
 /// Changes whenever conversion output changes, so stored conversions are redone.
-const CONVERTER_REVISION: &str = concat!(env!("CARGO_PKG_VERSION"), "/1");
+const CONVERTER_REVISION: &str = concat!(env!("CARGO_PKG_VERSION"), "/2");
 
 pub fn documents_dir(root: &Path) -> PathBuf {
     root.join(".kts").join("documents")

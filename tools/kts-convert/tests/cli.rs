@@ -787,6 +787,32 @@ fn text_that_is_not_utf8_is_read_with_a_warning_naming_the_file() {
 }
 
 #[test]
+fn soft_hyphens_are_dropped_from_the_text_and_the_title() {
+    let scope = tempfile::tempdir().unwrap();
+    std::fs::write(
+        scope.path().join("shy.html"),
+        "<html><head><title>Docu&shy;mentation</title></head>\
+         <body><p>The docu&shy;men&shy;ta&shy;tion portal moved.</p></body></html>",
+    )
+    .unwrap();
+    std::fs::write(
+        scope.path().join("shy.md"),
+        "# Zeit\u{AD}konto\n\nArbeits\u{AD}zeit.\n",
+    )
+    .unwrap();
+    let input = [
+        file_record(scope.path(), "shy.html"),
+        file_record(scope.path(), "shy.md"),
+    ];
+    let (output, docs) = convert(&input, &["--no-store"]);
+    assert!(output.status.success());
+    assert_eq!(docs[0]["title"], "Documentation");
+    assert_eq!(docs[0]["markdown"], "The documentation portal moved.\n");
+    assert_eq!(docs[1]["title"], "Zeitkonto");
+    assert_eq!(docs[1]["markdown"], "# Zeitkonto\n\nArbeitszeit.\n");
+}
+
+#[test]
 fn a_document_past_the_markdown_limit_is_a_too_large_error_and_the_stream_goes_on() {
     let scope = tempfile::tempdir().unwrap();
     let line = "The ledger is audited every quarter. ".repeat(30_000);

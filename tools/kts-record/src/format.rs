@@ -179,9 +179,11 @@ pub enum Utf16 {
 
 /// The byte order of UTF-16 text that has no byte order mark, told by its
 /// first KiB: in text of Latin script nearly every character's high byte is
-/// NUL and its low byte is not. Binary data with as many NULs is told apart
-/// by the characters the pairs make: text has no control characters besides
-/// line breaks, tabs and form feeds.
+/// NUL and its low byte is not; in text of another script only the spaces,
+/// digits and line breaks between its letters have a NUL high byte, and its
+/// letters are of that one script. Binary data with as many NULs is told
+/// apart by the characters the pairs make: text has no control characters
+/// besides line breaks, tabs and form feeds.
 pub fn utf16_without_bom(head: &[u8]) -> Option<Utf16> {
     const SAMPLE_BYTES: usize = 1024;
     let sample = &head[..head.len().min(SAMPLE_BYTES)];
@@ -196,25 +198,68 @@ pub fn utf16_without_bom(head: &[u8]) -> Option<Utf16> {
             .count()
     };
     let (even, odd) = (nuls_at(0), nuls_at(1));
-    let order = if odd * 2 > pairs && even * 10 < pairs {
+    let order = if odd > even * 4 {
         Utf16::Le
-    } else if even * 2 > pairs && odd * 10 < pairs {
+    } else if even > odd * 4 {
         Utf16::Be
     } else {
         return None;
     };
+    let (high_nuls, low_nuls) = (odd.max(even), odd.min(even));
+    let latin = high_nuls * 2 > pairs && low_nuls * 10 < pairs;
+    if !latin && (high_nuls < 2 || high_nuls * 64 < pairs) {
+        return None;
+    }
     let units = sample.chunks_exact(2).map(|pair| match order {
         Utf16::Le => u16::from_le_bytes([pair[0], pair[1]]),
         Utf16::Be => u16::from_be_bytes([pair[0], pair[1]]),
     });
-    let textual = char::decode_utf16(units)
-        .filter(|c| {
-            c.as_ref()
-                .is_ok_and(|c| !c.is_control() || matches!(c, '\n' | '\r' | '\t' | '\x0c'))
-        })
-        .count();
-    (textual * 20 >= pairs * 19).then_some(order)
+    let chars: Vec<char> = char::decode_utf16(units)
+        .filter_map(Result::ok)
+        .filter(|c| !c.is_control() || matches!(c, '\n' | '\r' | '\t' | '\x0c'))
+        .collect();
+    let textual = chars.len() * 20 >= pairs * 19;
+    (textual && (latin || of_one_script(&chars))).then_some(order)
 }
+
+/// Whether nine in ten of the characters beyond ASCII and punctuation are
+/// letters of one script (Chinese characters and Japanese kana count as one).
+fn of_one_script(chars: &[char]) -> bool {
+    let mut counts = [0usize; SCRIPTS.len() + 1];
+    let mut letters = 0;
+    for &c in chars {
+        let common = matches!(c as u32, 0..=0xBF | 0x2000..=0x206F | 0x20A0..=0x20CF);
+        if !common {
+            letters += 1;
+            let script = SCRIPTS
+                .iter()
+                .position(|ranges| ranges.iter().any(|range| range.contains(&(c as u32))));
+            counts[script.unwrap_or(SCRIPTS.len())] += 1;
+        }
+    }
+    let most = counts[..SCRIPTS.len()].iter().max().copied().unwrap_or(0);
+    letters > 0 && most * 10 >= letters * 9
+}
+
+/// Scripts by their Unicode blocks.
+const SCRIPTS: [&[std::ops::RangeInclusive<u32>]; 11] = [
+    &[0xC0..=0x24F, 0x1E00..=0x1EFF],
+    &[0x370..=0x3FF, 0x1F00..=0x1FFF],
+    &[0x400..=0x52F],
+    &[0x530..=0x58F],
+    &[0x590..=0x5FF],
+    &[0x600..=0x6FF, 0x750..=0x77F],
+    &[0x900..=0xDFF],
+    &[0xE00..=0xEFF],
+    &[0x10A0..=0x10FF],
+    &[
+        0x3000..=0x30FF,
+        0x3400..=0x4DBF,
+        0x4E00..=0x9FFF,
+        0xFF00..=0xFFEF,
+    ],
+    &[0x1100..=0x11FF, 0x3130..=0x318F, 0xAC00..=0xD7AF],
+];
 
 /// `__substg1.0_` in UTF-16LE, as a compound file's directory spells the
 /// names of an Outlook message's property streams.
@@ -496,6 +541,30 @@ mod tests {
             assert_eq!(utf16_without_bom(binary), None);
             assert_eq!(detect_format(binary, b"", Some("txt")), None);
         }
+    }
+
+    #[test]
+    fn utf16_without_a_byte_order_mark_in_other_scripts_is_text() {
+        for text in [
+            "Техническое обслуживание\n\nОкно обслуживания базы данных каждое воскресенье с 2 до 4 часов.\n",
+            "Συντήρηση\n\nΤο παράθυρο συντήρησης της βάσης δεδομένων είναι κάθε Κυριακή.\n",
+            "保守作業\n\nデータベースの保守作業は毎週日曜日の午前二時から四時までです。\n",
+        ] {
+            let le: Vec<u8> = text.encode_utf16().flat_map(u16::to_le_bytes).collect();
+            let be: Vec<u8> = text.encode_utf16().flat_map(u16::to_be_bytes).collect();
+            assert_eq!(utf16_without_bom(&le), Some(Utf16::Le), "{text}");
+            assert_eq!(utf16_without_bom(&be), Some(Utf16::Be), "{text}");
+            assert_eq!(detect_format(&le, b"", Some("txt")), Some(Format::Txt));
+        }
+        // Pairs of a NUL and any byte but NUL, as in a table of 16-bit numbers:
+        // a few NUL high bytes, and characters of every script.
+        let numbers: Vec<u8> = (0..512u32)
+            .flat_map(|n| match n % 16 {
+                0 => [b' ', 0],
+                _ => [(n * 37 % 255 + 1) as u8, (n * 101 % 255 + 1) as u8],
+            })
+            .collect();
+        assert_eq!(utf16_without_bom(&numbers), None);
     }
 
     #[test]

@@ -29,14 +29,20 @@ pub fn convert(bytes: &[u8]) -> Result<Converted, ConvertError> {
 }
 
 /// Decodes the bytes, honouring a `<meta charset>` when they are not UTF-8.
+/// A page that declares UTF-8 but is not is judged as an undeclared one is
+/// (CMS exports often write Latin-1 under a UTF-8 declaration).
 fn decode(bytes: &[u8]) -> Result<text::Decoded, ConvertError> {
     let has_bom = encoding_rs::Encoding::for_bom(bytes).is_some();
     if !has_bom
         && std::str::from_utf8(bytes).is_err()
-        && let Some(encoding) = declared_charset(bytes)
+        && let Some(encoding) = declared_charset(bytes).map(|e| e.output_encoding())
+        && encoding != encoding_rs::UTF_8
     {
         let text = encoding.decode_without_bom_handling(bytes).0;
-        return text::decode(text.as_bytes());
+        return Ok(text::Decoded {
+            encoding: Some(encoding),
+            ..text::decode(text.as_bytes())?
+        });
     }
     text::decode(bytes)
 }
@@ -742,5 +748,26 @@ mod tests {
     fn a_declared_legacy_charset_is_honoured() {
         let converted = convert(b"<meta charset=\"iso-8859-2\"><p>\xB1</p>").unwrap();
         assert_eq!(converted.markdown, "\u{105}\n");
+        assert_eq!(converted.properties["encoding"], "ISO-8859-2");
+        assert!(converted.properties.get("warnings").is_none());
+    }
+
+    #[test]
+    fn a_page_declared_utf8_that_is_not_is_read_in_the_likely_encoding_with_a_warning() {
+        let page = b"<meta charset=\"utf-8\"><title>Fiche d'\xE9valuation</title>\
+            <p>R\xE9union \xE0 l'h\xF4tel, caf\xE9 offert pour les comp\xE9tences.</p>";
+        let converted = convert(page).unwrap();
+        assert_eq!(converted.title.as_deref(), Some("Fiche d'\u{e9}valuation"));
+        assert_eq!(
+            converted.markdown,
+            "R\u{e9}union \u{e0} l'h\u{f4}tel, caf\u{e9} offert pour les comp\u{e9}tences.\n"
+        );
+        assert_eq!(converted.properties["encoding"], "windows-1252");
+        assert!(
+            converted.properties["warnings"][0]
+                .as_str()
+                .unwrap()
+                .contains("read as windows-1252")
+        );
     }
 }

@@ -278,7 +278,6 @@ fn clean_line(line: &str) -> String {
 /// letters reversed, words right to left); reverse such a line, then put the
 /// left-to-right runs inside it (numbers, Latin words) back in order.
 fn logical_order(line: &str) -> String {
-    let is_rtl = |c: char| matches!(c, '\u{0590}'..='\u{08FF}' | '\u{FB1D}'..='\u{FDFF}' | '\u{FE70}'..='\u{FEFF}');
     if !line.chars().any(is_rtl) {
         return line.to_string();
     }
@@ -289,7 +288,11 @@ fn logical_order(line: &str) -> String {
         let ltr = c.is_alphanumeric() && !is_rtl(c);
         let joins_run = !run.is_empty()
             && !is_rtl(c)
-            && (ltr || matches!(c, ' ' | '.' | ',' | ':' | '-' | '/' | '%'));
+            && (ltr
+                || matches!(
+                    c,
+                    ' ' | '.' | ',' | ':' | '-' | '_' | '/' | '%' | '@' | '+' | '#' | '&' | '='
+                ));
         if ltr || joins_run {
             run.push(c);
         } else {
@@ -299,6 +302,11 @@ fn logical_order(line: &str) -> String {
     }
     flush_ltr_run(&mut out, &mut run);
     out
+}
+
+/// A letter of a right-to-left script (Hebrew, Arabic, Syriac, Thaana, ...).
+pub(super) fn is_rtl(c: char) -> bool {
+    matches!(c, '\u{0590}'..='\u{08FF}' | '\u{FB1D}'..='\u{FDFF}' | '\u{FE70}'..='\u{FEFF}')
 }
 
 /// Writes a left-to-right run back in reading order; separators it picked up
@@ -328,9 +336,15 @@ pub(super) fn starts_with_bullet(line: &str) -> bool {
     ])
 }
 
-/// If `current` ends with `word-` and `next` continues in lowercase, the byte
+const SOFT_HYPHEN: char = '\u{AD}';
+
+/// If `current` ends with a soft hyphen (U+00AD, a hyphenation point by
+/// definition), or with `word-` and `next` continues in lowercase, the byte
 /// length of `current` without the hyphen.
 fn hyphenated_stem(current: &str, next: &str) -> Option<usize> {
+    if let Some(stem) = current.strip_suffix(SOFT_HYPHEN) {
+        return Some(stem.len());
+    }
     let stem = current.strip_suffix('-')?;
     let before_hyphen = stem.chars().next_back()?;
     let after = next.chars().next()?;
@@ -917,6 +931,15 @@ mod tests {
         );
     }
 
+    #[test]
+    fn a_line_ending_in_a_soft_hyphen_joins_the_next() {
+        let text = "Die Arbeitszeit\u{AD}\nerfassung im Zeit\u{AD}\nKonto.\n";
+        assert_eq!(
+            paragraphs(text),
+            vec!["Die Arbeitszeiterfassung im ZeitKonto."]
+        );
+    }
+
     /// The paragraphs of a one-page PDF whose content is `content`, drawn
     /// with Helvetica as /F1.
     fn page_paragraphs(content: &str) -> Vec<String> {
@@ -949,6 +972,38 @@ mod tests {
                 "and the body goes on."
             ]
         );
+    }
+
+    #[test]
+    fn double_spaced_lines_join_and_paragraphs_end_at_short_lines_indents_and_wider_gaps() {
+        let paragraphs = page_paragraphs(
+            "BT /F1 12 Tf 72 700 Td (In case of fire leave the building by the nearest emergency exit and then walk to) Tj \
+             0 -24 Td (the assembly point in the north car park, which is next to the main gate of the) Tj \
+             0 -24 Td (site.) Tj \
+             0 -24 Td (Fire extinguishers are located next to every lift on all floors of the building,) Tj \
+             0 -24 Td (and a fire blanket is kept in every kitchen, next to the door, for small fires in) Tj \
+             24 -24 Td (A drill takes place every quarter and is announced in advance by the facilities) Tj \
+             -24 -24 Td (team, one day before it takes place, by mail to everyone who works in the house.) Tj \
+             0 -40 Td (Questions go to the safety officer of each floor.) Tj ET",
+        );
+        assert_eq!(
+            paragraphs,
+            [
+                "In case of fire leave the building by the nearest emergency exit and then walk \
+                 to the assembly point in the north car park, which is next to the main gate of \
+                 the site.",
+                "Fire extinguishers are located next to every lift on all floors of the \
+                 building, and a fire blanket is kept in every kitchen, next to the door, for \
+                 small fires in",
+                "A drill takes place every quarter and is announced in advance by the facilities \
+                 team, one day before it takes place, by mail to everyone who works in the house.",
+                "Questions go to the safety officer of each floor.",
+            ]
+        );
+        // Lines less than half the page wide are not wrapped prose.
+        let lines = "BT /F1 12 Tf 72 700 Td (Hello World) Tj 0 -24 Td (Hello World) Tj \
+                     0 -24 Td (Hello World) Tj ET";
+        assert_eq!(page_paragraphs(lines), ["Hello World"; 3]);
     }
 
     #[test]
@@ -1113,6 +1168,31 @@ mod tests {
         // "مرحبا Rust" as pdf-extract emits it: Arabic letters reversed, Latin not.
         let visual = "Rust ابحرم";
         assert_eq!(logical_order(visual), "مرحبا Rust");
+    }
+
+    #[test]
+    fn identifiers_in_right_to_left_lines_keep_their_order() {
+        let logical = "يجب تعديل max_retry_count في الملف config.toml";
+        let visual: String = logical.chars().rev().collect();
+        let visual = visual
+            .replace("tnuoc_yrter_xam", "max_retry_count")
+            .replace("lmot.gifnoc", "config.toml");
+        assert_eq!(logical_order(&visual), logical);
+    }
+
+    #[test]
+    fn a_glyph_of_several_right_to_left_letters_keeps_their_order() {
+        use pdf_extract::OutputDev;
+        // "الأمن" drawn from the left: ن, م, the lam-alef ligature (its text "لأ"), ا.
+        let mut layout = PageLayout::default();
+        for (i, glyph) in ["ن", "م", "لأ", "ا"].into_iter().enumerate() {
+            let x = 72.0 + 6.0 * i as f64;
+            let trm = pdf_extract::Transform::row_major(12.0, 0.0, 0.0, 12.0, x, 700.0);
+            layout.begin_word().unwrap();
+            layout.output_character(&trm, 0.5, 0.0, 1.0, glyph).unwrap();
+        }
+        let lines = layout.into_lines();
+        assert_eq!(logical_order(&lines[0].text), "الأمن");
     }
 
     #[test]
