@@ -34,23 +34,16 @@ pub fn ends_unspaced_sentence(c: char) -> bool {
     matches!(c, '。' | '！' | '？' | '．' | '｡')
 }
 
-/// The words of a question as a snippet looks for them in a text: each word
-/// in lowercase and stemmed, but text written without spaces as its
-/// [`unspaced_words`]. Stopwords are left out, and each word is said once.
+/// The words of a question as a snippet looks for them in a text: cut as
+/// the keyword indexes cut them ([`lowercase_words`]: text without spaces as
+/// pairs of characters), stemmed, stopwords left out, each said once.
 pub fn searched_words(question: &str) -> Vec<String> {
-    let mut found: Vec<String> = Vec::new();
-    let lower = question.to_lowercase();
-    for word in lower.split(|c: char| !c.is_alphanumeric()) {
-        for run in script_runs(word) {
-            if run.chars().all(unspaced) {
-                found.extend(unspaced_words(run));
-            } else if !kts_store::is_stopword(run) {
-                found.push(stem(run).to_string());
-            }
+    let mut distinct: Vec<String> = Vec::new();
+    for word in lowercase_words(question) {
+        if kts_store::is_stopword(&word) {
+            continue;
         }
-    }
-    let mut distinct = Vec::new();
-    for word in found {
+        let word = stem(&word).to_string();
         if !distinct.contains(&word) {
             distinct.push(word);
         }
