@@ -297,10 +297,7 @@ fn sentences(text: &str) -> Vec<String> {
             while end < chars.len() && matches!(chars[end], '」' | '』' | '）' | '”' | '’') {
                 end += 1;
             }
-            let sentence: String = chars[start..end].iter().collect();
-            if !sentence.trim().is_empty() {
-                found.push(sentence.trim().to_string());
-            }
+            push_sentence(&mut found, &chars[start..end]);
             start = end;
             i = end;
             continue;
@@ -325,10 +322,7 @@ fn sentences(text: &str) -> Vec<String> {
                 }
             };
             if breaks {
-                let sentence: String = chars[start..end].iter().collect();
-                if !sentence.trim().is_empty() {
-                    found.push(sentence.trim().to_string());
-                }
+                push_sentence(&mut found, &chars[start..end]);
                 start = end;
                 i = end;
                 continue;
@@ -336,11 +330,16 @@ fn sentences(text: &str) -> Vec<String> {
         }
         i += 1;
     }
-    let rest: String = chars[start..].iter().collect();
-    if !rest.trim().is_empty() {
-        found.push(rest.trim().to_string());
-    }
+    push_sentence(&mut found, &chars[start..]);
     found
+}
+
+/// Adds `sentence`, trimmed, unless it is blank.
+fn push_sentence(found: &mut Vec<String>, sentence: &[char]) {
+    let sentence: String = sentence.iter().collect();
+    if !sentence.trim().is_empty() {
+        found.push(sentence.trim().to_string());
+    }
 }
 
 /// Whether the text starts with a word written as a name of code, which may
