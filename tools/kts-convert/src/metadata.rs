@@ -109,7 +109,10 @@ fn choose_title(
         return file_name_title(path);
     }
     if let Some(heading) = first_heading(markdown).filter(|h| !placeholder(h)) {
-        return heading;
+        return match is_section_name(&heading) {
+            true => file_name_title(path),
+            false => heading,
+        };
     }
     // A transcript's first line is what someone said, not a title.
     let transcript = path.to_ascii_lowercase().ends_with(".vtt");
@@ -117,6 +120,31 @@ fn choose_title(
         return line;
     }
     file_name_title(path)
+}
+
+/// Whether a heading names a section any document may have ("Summary",
+/// "1. Introduction"): when a document starts with one, it has no title of
+/// its own and its file name says more.
+fn is_section_name(heading: &str) -> bool {
+    const SECTION_NAMES: &[&str] = &[
+        "summary",
+        "executive summary",
+        "abstract",
+        "introduction",
+        "overview",
+        "contents",
+        "table of contents",
+        "preface",
+        "foreword",
+        "background",
+        "motivation",
+        "synopsis",
+    ];
+    let name = heading
+        .trim_start_matches(|c: char| c.is_ascii_digit() || c == '.' || c == ' ')
+        .trim_end_matches(':')
+        .to_lowercase();
+    SECTION_NAMES.contains(&name.as_str())
 }
 
 /// `incident_report-2024` for `dir/incident_report-2024.pdf`; `box message 3`
@@ -558,6 +586,24 @@ mod tests {
                 true
             ),
             "Quarterly Review"
+        );
+        assert_eq!(
+            choose_title(
+                None,
+                "- Start: 2024\n\n## Summary\n\nText.",
+                "0001-private-fields.md",
+                true
+            ),
+            "0001 private fields"
+        );
+        assert_eq!(
+            choose_title(
+                None,
+                "# 1. Introduction\n\nText.",
+                "docs/vpn_setup.md",
+                true
+            ),
+            "vpn setup"
         );
         assert_eq!(
             choose_title(None, "Leave rules\n===\n\nText.", "a.txt", true),

@@ -13,7 +13,7 @@
 //!            metadata (JSON), digest, indexed_at
 //! chunks     id INTEGER PK (the rowid FTS and vectors are keyed by), chunk_id UNIQUE,
 //!            doc_id, idx, text, heading_path (JSON), start, end, page, slide
-//! chunks_fts FTS5, contentless with deletes: text, title, headings, as
+//! chunks_fts FTS5, contentless with deletes: text, title (with its path's words), headings, as
 //!            words.rs gives them; tokenize='porter unicode61 remove_diacritics 2'
 //! chunks_vec vec0(embedding float[dims], doc_type text), created with the first embedding
 //! ```
@@ -59,7 +59,9 @@ pub use root::{
 };
 pub use search::{Filters, Hit, Scored};
 pub use slug::{names_slug, scope_slug};
-pub use words::{FTS5_TOKENIZER, WORD_ANALYSIS, indexed_text, is_cjk, normalized, words};
+pub use words::{
+    FTS5_TOKENIZER, WORD_ANALYSIS, indexed_text, indexed_title, is_cjk, normalized, words,
+};
 pub use write::{Applied, ChunkRow, DocumentRow, ModelMismatch, weights_differ};
 
 use lexical::LexicalIndex;

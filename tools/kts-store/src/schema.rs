@@ -2,7 +2,7 @@
 
 use rusqlite::{Connection, OptionalExtension};
 
-use crate::words::{FTS5_TOKENIZER, WORD_ANALYSIS, indexed_text};
+use crate::words::{FTS5_TOKENIZER, WORD_ANALYSIS, indexed_text, indexed_title};
 use crate::{FORMAT_VERSION, Meta};
 
 const TABLES: &str = "
@@ -118,7 +118,8 @@ fn upgrade_word_analysis(conn: &Connection) -> anyhow::Result<()> {
     tx.execute_batch(&format!("DROP TABLE chunks_fts; {}", fts_table()))?;
     {
         let mut rows = tx.prepare(
-            "SELECT c.id, c.text, d.title, c.heading_path FROM chunks c JOIN documents d USING (doc_id)",
+            "SELECT c.id, c.text, d.title, c.heading_path, d.path
+             FROM chunks c JOIN documents d USING (doc_id)",
         )?;
         let mut insert = tx.prepare(
             "INSERT INTO chunks_fts (rowid, text, title, headings) VALUES (?1, ?2, ?3, ?4)",
@@ -130,7 +131,7 @@ fn upgrade_word_analysis(conn: &Connection) -> anyhow::Result<()> {
             insert.execute(rusqlite::params![
                 row.get::<_, i64>(0)?,
                 indexed_text(row.get_ref(1)?.as_str()?),
-                indexed_text(row.get_ref(2)?.as_str()?),
+                indexed_title(row.get_ref(2)?.as_str()?, row.get_ref(4)?.as_str()?),
                 indexed_text(&headings.join(" > ")),
             ])?;
         }

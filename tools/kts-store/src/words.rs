@@ -27,8 +27,9 @@ use unicode_normalization::UnicodeNormalization;
 use unicode_normalization::char::is_combining_mark;
 
 /// The word analysis stores are written with (`meta.word_analysis`): 1 (or
-/// none) before text was normalised and CJK cut in pairs.
-pub const WORD_ANALYSIS: u32 = 2;
+/// none) before text was normalised and CJK cut in pairs; 2 before a
+/// document's title was indexed with the words of its path.
+pub const WORD_ANALYSIS: u32 = 3;
 
 /// The FTS5 tokenizer of the keyword indexes: marks (`M*`) belong to words,
 /// so that words of scripts whose vowels are marks (Devanagari) stay whole.
@@ -208,9 +209,104 @@ pub fn indexed_text(text: &str) -> String {
     words(&normalized(text)).collect::<Vec<_>>().join(" ")
 }
 
+/// The text the keyword indexes are given for a document's title: its
+/// [`indexed_text`], then the words of its path that the title lacks. A file
+/// is often named for what it is about (`runbooks/vpn-reset.md` titled
+/// "Summary"), and people look for a file by its name, as qmd indexes paths.
+/// A folder or file name without letters (`2024`, an id like `4983`) says
+/// nothing and is left out; so is the file's extension (its type is a filter).
+pub fn indexed_title(title: &str, path: &str) -> String {
+    let mut indexed = indexed_text(title);
+    let mut known: Vec<String> = indexed.split(' ').map(str::to_lowercase).collect();
+    for word in path_names(&percent_decoded(path)).flat_map(|name| {
+        words(&normalized(name))
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    }) {
+        let lower = word.to_lowercase();
+        if !known.contains(&lower) {
+            if !indexed.is_empty() {
+                indexed.push(' ');
+            }
+            indexed.push_str(&word);
+            known.push(lower);
+        }
+    }
+    indexed
+}
+
+/// The folder and file names of a scope path (and of the part inside a file:
+/// `mail.eml#attachment/report.pdf`) that hold a letter, file names without
+/// their extension.
+fn path_names(path: &str) -> impl Iterator<Item = &str> {
+    path.split('#').flat_map(|file| {
+        let names: Vec<&str> = file.split('/').collect();
+        let last = names.len().saturating_sub(1);
+        names.into_iter().enumerate().filter_map(move |(i, name)| {
+            let name = match name.rsplit_once('.') {
+                Some((stem, extension))
+                    if i == last && !stem.is_empty() && extension.len() <= 5 =>
+                {
+                    stem
+                }
+                _ => name,
+            };
+            name.chars().any(char::is_alphabetic).then_some(name)
+        })
+    })
+}
+
+/// `%2F` and the like decoded: names written percent-encoded (saved web
+/// pages, ids made into file names) are read as their words.
+fn percent_decoded(path: &str) -> Cow<'_, str> {
+    if !path.contains('%') {
+        return Cow::Borrowed(path);
+    }
+    let bytes = path.as_bytes();
+    let mut decoded = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (bytes[i], hex) {
+            (b'%', Some(byte)) => {
+                decoded.push(byte);
+                i += 3;
+            }
+            (byte, _) => {
+                decoded.push(byte);
+                i += 1;
+            }
+        }
+    }
+    Cow::Owned(String::from_utf8_lossy(&decoded).into_owned())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_title_is_indexed_with_the_words_its_path_adds() {
+        assert_eq!(
+            indexed_title("Summary", "runbooks/vpn-reset.md"),
+            "Summary runbooks vpn reset"
+        );
+        assert_eq!(
+            indexed_title("VPN reset", "docs/vpn_reset.md"),
+            "VPN reset docs"
+        );
+        assert_eq!(indexed_title("Minutes", "2024/03-11.md"), "Minutes");
+        assert_eq!(indexed_title("Results", "4983"), "Results");
+        assert_eq!(indexed_title("am", "android%2Fam"), "am android");
+        assert_eq!(
+            indexed_title("Re: budget", "inbox.eml#attachment/Q3 plan.v2.xlsx"),
+            "Re budget inbox attachment Q3 plan v2"
+        );
+        assert_eq!(indexed_title("", "notes/.env"), "notes env");
+    }
 
     #[test]
     fn cjk_runs_are_cut_into_overlapping_pairs() {

@@ -4,7 +4,7 @@ use anyhow::Context;
 use rusqlite::{OptionalExtension, params};
 use sha2::{Digest, Sha256};
 
-use crate::words::indexed_text;
+use crate::words::{indexed_text, indexed_title};
 use crate::{Store, Synced, kts_dir, lexical, schema, vector_delta, vector_file};
 
 /// The most changed chunks `vectors.delta` holds before `vectors.bin` is
@@ -539,7 +539,7 @@ impl Store {
             .execute(params![
                 id,
                 indexed_text(&chunk.text),
-                indexed_text(&doc.title),
+                indexed_title(&doc.title, &doc.path),
                 indexed_text(&chunk.heading_path.join(" > "))
             ])?;
         if let Some(embedding) = &chunk.embedding {

@@ -430,6 +430,10 @@ fn words_are_found_however_they_are_written() {
             .apply(&d, &[chunk(&format!("c{i}"), 0, text, None)])
             .unwrap();
     }
+    let named = doc("d9", "runbooks/failover-drill.md", "GUIDE");
+    store
+        .apply(&named, &[chunk("c9", 0, "Steps follow.", None)])
+        .unwrap();
     store.commit().unwrap();
     drop(store);
     let found = |question: &str| -> Vec<String> {
@@ -453,6 +457,8 @@ fn words_are_found_however_they_are_written() {
             ("strasse zürich", "1.md"),
             ("bilgi islem vpn financial documentation", "2.md"),
             ("मुख्य", "3.md"),
+            // A file is found by its name and folder's words.
+            ("failover drill runbook", "runbooks/failover-drill.md"),
         ] {
             assert_eq!(found(question), [path], "{question} in {paths:?}");
         }

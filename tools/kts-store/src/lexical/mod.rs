@@ -41,7 +41,7 @@ use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 use std::sync::Once;
 
-use crate::words::indexed_text;
+use crate::words::{indexed_text, indexed_title};
 use anyhow::Context;
 use rusqlite::{Connection, params};
 use tantivy::collector::TopDocs;
@@ -542,7 +542,8 @@ fn create(dir: &Path) -> anyhow::Result<Index> {
 }
 
 /// What the index holds of one chunk.
-const CHUNK_ROWS: &str = "SELECT c.id, c.doc_id, d.doc_type, c.text, d.title, c.heading_path
+const CHUNK_ROWS: &str =
+    "SELECT c.id, c.doc_id, d.doc_type, c.text, d.title, c.heading_path, d.path
      FROM chunks c JOIN documents d USING (doc_id)";
 
 fn add_row(
@@ -555,7 +556,7 @@ fn add_row(
     let body = format!(
         "{}\n{}\n{}",
         indexed_text(row.get_ref(3)?.as_str()?),
-        indexed_text(row.get_ref(4)?.as_str()?),
+        indexed_title(row.get_ref(4)?.as_str()?, row.get_ref(6)?.as_str()?),
         indexed_text(&headings.join(" > "))
     );
     let mut doc = TantivyDocument::default();
