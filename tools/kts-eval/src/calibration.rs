@@ -4,7 +4,7 @@
 use crate::beir::Query;
 use crate::metrics::NDCG_AT;
 use crate::pipeline::{HitConfidence, Run};
-use kts_query::rank::confidence::logistic;
+use kts_query::rank::confidence::{answer_confidence, logistic};
 
 /// Hits per query whose confidence is judged: those nDCG@10 sees.
 pub const JUDGED_HITS: usize = NDCG_AT;
@@ -31,6 +31,92 @@ pub fn labelled(queries: &[Query], run: &Run) -> Vec<(HitConfidence, bool)> {
         }
     }
     out
+}
+
+/// What each query's first hits would have been had the scope not held its
+/// relevant documents: the question of a user whose answer is not there, in
+/// a folder on its subject, whose hits still come first in both lists. The
+/// relevant documents' hits are taken out and the others' ranks closed up
+/// (position, and the rank in each retriever's list among these hits).
+pub fn withheld(queries: &[Query], run: &Run) -> Vec<Vec<HitConfidence>> {
+    let mut out = Vec::new();
+    for query in queries {
+        let (Some(docs), Some(confidences)) =
+            (run.rankings.get(&query.id), run.confidences.get(&query.id))
+        else {
+            continue;
+        };
+        let relevant = |doc: &String| query.judgments.get(doc).is_some_and(|&g| g > 0);
+        let (removed, kept): (Vec<_>, Vec<_>) = docs
+            .iter()
+            .zip(confidences)
+            .partition(|(doc, _)| relevant(doc));
+        if removed.is_empty() {
+            continue;
+        }
+        let removed: Vec<&HitConfidence> = removed.into_iter().map(|(_, c)| c).collect();
+        let mut seen = std::collections::HashSet::new();
+        let hits: Vec<HitConfidence> = kept
+            .into_iter()
+            .filter(|(doc, _)| seen.insert(*doc))
+            .take(JUDGED_HITS)
+            .enumerate()
+            .map(|(i, (_, hit))| closed_up(hit, &removed, i + 1))
+            .collect();
+        out.push(hits);
+    }
+    out
+}
+
+/// `hit` at `position`, its retriever ranks raised by the `removed` hits
+/// that stood above it (features 1 and 2 are the reciprocal vector and BM25
+/// ranks, 6 the reciprocal position).
+fn closed_up(hit: &HitConfidence, removed: &[&HitConfidence], position: usize) -> HitConfidence {
+    let mut features = hit.features;
+    for feature in [1, 2] {
+        let Some(rank) = rank_of(features[feature]) else {
+            continue;
+        };
+        let above = removed
+            .iter()
+            .filter_map(|r| rank_of(r.features[feature]))
+            .filter(|&r| r < rank)
+            .count();
+        features[feature] = 1.0 / (rank - above).max(1) as f64;
+    }
+    features[6] = 1.0 / position as f64;
+    HitConfidence {
+        confidence: None,
+        features,
+    }
+}
+
+fn rank_of(reciprocal: f64) -> Option<usize> {
+    (reciprocal > 0.0).then(|| (1.0 / reciprocal).round() as usize)
+}
+
+/// AUROC of the best hit's confidence, by the model `coefficients`, for
+/// telling each question asked of its scope from the same question with its
+/// answers withheld ([`withheld`]).
+pub fn withheld_auroc(queries: &[Query], run: &Run, coefficients: &[f64; 8]) -> Option<f64> {
+    let best = |hits: &[HitConfidence]| {
+        let scores: Vec<f64> = hits
+            .iter()
+            .take(JUDGED_HITS)
+            .map(|h| logistic(coefficients, &h.features))
+            .collect();
+        answer_confidence(&scores)
+    };
+    let mut scored = Vec::new();
+    for query in queries {
+        if let Some(hits) = run.confidences.get(&query.id) {
+            scored.extend(best(hits).map(|b| (b, true)));
+        }
+    }
+    for hits in withheld(queries, run) {
+        scored.extend(best(&hits).map(|b| (b, false)));
+    }
+    auroc(&scored)
 }
 
 /// The area under the ROC curve of `scores` for telling the `true` ones:
@@ -165,6 +251,43 @@ mod tests {
         let scored = [(0.9, true), (0.3, true), (0.5, false), (0.1, false)];
         assert_eq!(auroc(&scored), Some(0.75));
         assert_eq!(auroc(&[(0.5, true)]), None);
+    }
+
+    #[test]
+    fn a_withheld_answer_leaves_the_other_hits_closed_up() {
+        // Features: cosine, 1/vector rank, 1/BM25 rank, both, coverage, title, 1/position.
+        let hit = |vector: f64, bm25: f64, position: f64| HitConfidence {
+            confidence: Some(0.5),
+            features: [0.7, 1.0 / vector, bm25, 1.0, 0.5, 0.0, 1.0 / position],
+        };
+        let query = Query {
+            id: "q".into(),
+            text: "question".into(),
+            judgments: [("answer".to_string(), 1)].into_iter().collect(),
+        };
+        let mut run = Run::default();
+        run.rankings.insert(
+            "q".into(),
+            ["answer", "other", "answer", "third"]
+                .map(String::from)
+                .to_vec(),
+        );
+        run.confidences.insert(
+            "q".into(),
+            vec![
+                hit(1.0, 1.0, 1.0),
+                hit(3.0, 0.0, 2.0),
+                hit(2.0, 0.5, 3.0),
+                hit(5.0, 1.0 / 3.0, 4.0),
+            ],
+        );
+        let withheld = withheld(std::slice::from_ref(&query), &run);
+        assert_eq!(withheld.len(), 1);
+        let features: Vec<[f64; 7]> = withheld[0].iter().map(|h| h.features).collect();
+        // "other": vector rank 3 behind both answer chunks → 1, no BM25 rank, first.
+        assert_eq!(features[0], [0.7, 1.0, 0.0, 1.0, 0.5, 0.0, 1.0]);
+        // "third": vector 5 → 3, BM25 3 → 1, second.
+        assert_eq!(features[1], [0.7, 1.0 / 3.0, 1.0, 1.0, 0.5, 0.0, 0.5]);
     }
 
     #[test]

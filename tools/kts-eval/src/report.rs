@@ -7,6 +7,7 @@ use crate::beir::Query;
 use crate::calibration::{self, Fit};
 use crate::metrics::{self, MRR_AT, NDCG_AT, QueryScores, RECALL_AT};
 use crate::pipeline::{Mode, Run};
+use kts_query::rank::confidence;
 
 /// The scores of one retrieval mode.
 #[derive(Clone, Debug)]
@@ -25,6 +26,9 @@ pub struct ModeReport {
     /// How well the answer set's confidence (its best hit's) tells the
     /// queries with a relevant document in their first 10 hits.
     pub answer_auroc: Option<f64>,
+    /// How well the answer set's confidence tells each question from the
+    /// same question with its relevant documents withheld.
+    pub withheld_auroc: Option<f64>,
     /// With --fit-confidence: the confidence model fitted on this run.
     pub confidence_fit: Option<Fit>,
 }
@@ -51,6 +55,11 @@ impl ModeReport {
             query_seconds: run.seconds,
             confidence_auroc: calibration::confidence_auroc(&calibration::labelled(queries, run)),
             answer_auroc: calibration::answer_auroc(queries, run),
+            withheld_auroc: calibration::withheld_auroc(
+                queries,
+                run,
+                confidence::coefficients(mode != Mode::Bm25),
+            ),
             confidence_fit: None,
         }
     }
@@ -111,6 +120,7 @@ impl Report {
                     "ms_per_query": round(m.ms_per_query(), 3),
                     "confidence_auroc": m.confidence_auroc.map(|a| round(a, 4)),
                     "answer_confidence_auroc": m.answer_auroc.map(|a| round(a, 4)),
+                    "withheld_answer_auroc": m.withheld_auroc.map(|a| round(a, 4)),
                     "confidence_fit": m.confidence_fit.as_ref().map(|f| json!({
                         "coefficients": f.coefficients,
                         "features": kts_query::rank::confidence::FEATURES,
@@ -160,18 +170,19 @@ impl Report {
             self.wall_seconds,
         );
         out.push_str(&format!(
-            "{:<8} {:>8} {:>11} {:>8} {:>8} {:>9} {:>6}\n",
+            "{:<8} {:>8} {:>11} {:>8} {:>8} {:>9} {:>6} {:>9}\n",
             "mode",
             format!("nDCG@{NDCG_AT}"),
             format!("recall@{RECALL_AT}"),
             format!("MRR@{MRR_AT}"),
             "queries",
             "ms/query",
-            "AUROC"
+            "AUROC",
+            "withheld"
         ));
         for m in &self.modes {
             out.push_str(&format!(
-                "{:<8} {:>8.4} {:>11.4} {:>8.4} {:>8} {:>9.1} {:>6}\n",
+                "{:<8} {:>8.4} {:>11.4} {:>8.4} {:>8} {:>9.1} {:>6} {:>9}\n",
                 m.mode.name(),
                 m.scores.ndcg,
                 m.scores.recall,
@@ -179,6 +190,8 @@ impl Report {
                 m.queries,
                 m.ms_per_query(),
                 m.confidence_auroc
+                    .map_or("-".to_string(), |a| format!("{a:.3}")),
+                m.withheld_auroc
                     .map_or("-".to_string(), |a| format!("{a:.3}"))
             ));
             if let Some(fit) = &m.confidence_fit {

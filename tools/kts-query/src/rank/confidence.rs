@@ -77,9 +77,14 @@ pub fn features_of<'a>(
 /// The probability that a hit with these features is relevant, found by a
 /// search that ran vector search (`vectors_searched`) or not.
 pub fn confidence(features: &[f64; 7], vectors_searched: bool) -> f64 {
+    logistic(coefficients(vectors_searched), features)
+}
+
+/// The model of a search that ran vector search or not.
+pub fn coefficients(vectors_searched: bool) -> &'static [f64; 8] {
     match vectors_searched {
-        true => logistic(&COEFFICIENTS, features),
-        false => logistic(&KEYWORD_COEFFICIENTS, features),
+        true => &COEFFICIENTS,
+        false => &KEYWORD_COEFFICIENTS,
     }
 }
 
