@@ -115,7 +115,10 @@ QUIET := $(shell cd -- $(ROOT_Q) && $(KTS_Q)/kts-crawl . --unchanged-scopes < $(
 	done | awk 'FILENAME == "-" { quiet[$$0]; next } $$0 in quiet { print FNR }' - $(STATE_Q)/scopes.list \
 	| tee $(STATE_Q)/quiet.list)
 QUIET_SCOPES := $(addprefix scope-,$(QUIET))
-STAGES = SCOPE_DIR=$$dir $(MAKE) -s -C "$$cache" -f $(call quote,$(HERE)reindex-scope.mk) \
+# The sub-make of a scope's stages is `SCOPE_DIR=$$dir $(MAKE) $(STAGES)`:
+# make hands its job slots only to recipes where it reads $(MAKE) itself,
+# not inside another variable ("jobserver unavailable" in every scope's log).
+STAGES = -s -C "$$cache" -f $(call quote,$(HERE)reindex-scope.mk) \
 	KTS=$(KTS_Q) EMBED='$(EMBED)' GRAPH='$(GRAPH)' THREADS='$(THREADS)'
 # The stage folder, made inside the scope folder only while that is there: a
 # scope removed since it was listed must not come back (mkdir -p would make it).
@@ -220,7 +223,7 @@ $(PREPARED): prepare-%:
 	result=failed
 	if $(CACHE_DIR) && {
 		printf '# %(%FT%T%z)T reindex %s\n' -1 "$$dir"
-		$(LOCK_SCOPE) && $(STAGES) chunk.jsonl
+		$(LOCK_SCOPE) && SCOPE_DIR=$$dir $(MAKE) $(STAGES) chunk.jsonl
 	} >"$$cache/reindex.log" 2>&1; then
 		result=ok
 	fi
@@ -249,7 +252,7 @@ $(filter-out $(QUIET_SCOPES),$(SCOPES)): scope-%:
 		result=unchanged
 	elif $(CACHE_DIR) && {
 		[[ -n '$(LATER_PASS)' ]] || printf '# %(%FT%T%z)T reindex %s\n' -1 "$$dir"
-		$(LOCK_SCOPE) && $(STAGES) $(LATER_PASS) scope
+		$(LOCK_SCOPE) && SCOPE_DIR=$$dir $(MAKE) $(STAGES) $(LATER_PASS) scope
 	} $(LOG)"$$cache/reindex.log" 2>&1; then
 		result=unchanged
 	fi

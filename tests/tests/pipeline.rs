@@ -412,3 +412,55 @@ fn graph_answers_on_the_demo_scope_follow_their_schema() {
     assert_valid(&answers);
     assert!(answers.iter().all(|r| r["schema"] == "kts.node/1"));
 }
+
+/// Each file of the scope's `.kts/` (not the locks and SQLite's WAL files)
+/// with its modification time and content.
+fn index_files(scope: &Path) -> Vec<(String, std::time::SystemTime, Vec<u8>)> {
+    let mut files: Vec<_> = walkdir::WalkDir::new(scope.join(".kts"))
+        .into_iter()
+        .map(Result::unwrap)
+        .filter(|entry| entry.file_type().is_file())
+        .filter(|entry| {
+            let name = entry.file_name().to_string_lossy();
+            !name.ends_with(".lock") && !name.starts_with("kts.db-")
+        })
+        .map(|entry| {
+            let modified = entry.metadata().unwrap().modified().unwrap();
+            let content = std::fs::read(entry.path()).unwrap();
+            (entry.path().display().to_string(), modified, content)
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn a_run_with_nothing_to_do_leaves_the_index_files_as_they_were() {
+    let scope = demo_scope();
+    let dir = scope.path().display();
+    let stages = "kts-convert | kts-chunk | kts-embed";
+    let full = format!("kts-crawl {dir} | {stages} | kts-index {dir} && kts-graph {dir}");
+    kts_tests::succeeded(kts_tests::shell(&full));
+    // The first crawl may run before the index exists: crawl once more to
+    // settle what it records of that.
+    kts_tests::succeeded(kts_tests::shell(&full));
+    let before = index_files(scope.path());
+    // Times a second apart would show a rewrite on any file system.
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    let update =
+        format!("kts-crawl {dir} --changed-only | {stages} | kts-index {dir} && kts-graph {dir}");
+    kts_tests::succeeded(kts_tests::shell(&update));
+    kts_tests::succeeded(kts_tests::shell(&full));
+    let after = index_files(scope.path());
+    let names = |files: &[(String, std::time::SystemTime, Vec<u8>)]| -> Vec<String> {
+        files.iter().map(|(name, ..)| name.clone()).collect()
+    };
+    assert_eq!(names(&after), names(&before));
+    let rewritten: Vec<&String> = before
+        .iter()
+        .zip(&after)
+        .filter(|(was, is)| was != is)
+        .map(|(was, _)| &was.0)
+        .collect();
+    assert!(rewritten.is_empty(), "rewritten: {rewritten:?}");
+}

@@ -185,6 +185,10 @@ fn a_knowledge_root_is_reindexed_incrementally_scope_by_scope() {
         let log = std::fs::read_to_string(scope.join(".kts/cache/reindex.log")).unwrap();
         assert!(log.contains("kts-index: "), "{log}");
         assert!(log.contains("kts-graph: "), "{log}");
+        assert!(
+            !log.contains("jobserver"),
+            "the sub-make gets make's job slots: {log}"
+        );
     }
 
     // Nothing changed: nothing is written, and no stage even starts (one
@@ -529,6 +533,10 @@ fn with_embeddings_the_scopes_share_one_embedder_and_get_their_own_vectors() {
         assert!(log.contains("# one kts-embed for 3 scopes"), "{log}");
         assert!(log.contains("kts-embed: "), "its --stats line: {log}");
         assert!(log.contains("kts-index: "), "{log}");
+        assert!(
+            !log.contains("jobserver"),
+            "the sub-makes get make's job slots: {log}"
+        );
         assert_embedded_as_alone(scope);
     }
     let nearest = kts_tests::succeeded(kts_tests::shell(&format!(

@@ -22,7 +22,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use kts_store::{FTS5_TOKENIZER, ScopeEntry, discover_scopes, indexed_text};
+use kts_store::{FTS5_TOKENIZER, ScopeEntry, Scopes, discover_scopes_keeping, indexed_text};
 use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::{CatalogRow, read_scope};
@@ -112,8 +112,8 @@ pub struct Summary {
     pub not_indexed: Vec<String>,
     /// Scopes that could not be read: not listed.
     pub failed: Vec<ScopeFailure>,
-    /// Slugs several folders give (the first keeps it, the next get `_2`, `_3`).
-    pub collisions: BTreeMap<String, Vec<PathBuf>>,
+    /// Slugs several folders give ([`Scopes::collisions`]).
+    pub collisions: BTreeMap<String, Vec<ScopeEntry>>,
 }
 
 impl std::fmt::Display for Summary {
@@ -180,9 +180,10 @@ impl Catalog {
     /// summary and left out; folders without an index are not listed), then
     /// every row is replaced in one transaction, so a crash leaves the
     /// previous catalog. Creates the catalog when there is none (and
-    /// replaces one that is not an SQLite database).
+    /// replaces one that is not an SQLite database). The scopes keep the
+    /// slugs the previous catalog gave them ([`root_scopes`]).
     pub fn rebuild(root: &Path) -> anyhow::Result<Summary> {
-        let found = discover_scopes(root)?;
+        let found = root_scopes(root)?;
         let mut summary = Summary {
             collisions: found.collisions.clone(),
             ..Summary::default()
@@ -215,19 +216,20 @@ impl Catalog {
     }
 
     /// Brings the row of one scope (`scope_dir`, a sub-folder of `root`) up
-    /// to date, in its own transaction: replaced when the scope is indexed,
-    /// removed when it is not. Rows whose folder is gone are removed, and
-    /// rows whose slug changed (a new folder took it) are renamed, so the
-    /// slugs stay those [`discover_scopes`] gives. Returns `Ok(false)`, and
-    /// creates nothing, when the root has no catalog. Fails, leaving the
-    /// catalog as it was, when the scope cannot be read.
+    /// to date, in its own transaction: replaced when the scope is indexed
+    /// (the catalog is not written when the row is the same), removed when
+    /// it is not. Rows whose folder is gone are removed, and rows whose slug
+    /// changed are renamed, so the slugs stay those [`root_scopes`] gives.
+    /// Returns `Ok(false)`, and creates nothing, when the root has no
+    /// catalog. Fails, leaving the catalog as it was, when the scope cannot
+    /// be read.
     pub fn update_scope(root: &Path, scope_dir: &Path) -> anyhow::Result<bool> {
         if !catalog_path(root).is_file() {
             return Ok(false);
         }
-        let found = discover_scopes(root)?;
+        let found = root_scopes(root)?;
         let entry = entry_of(root, scope_dir, &found.scopes)?;
-        let row = match entry.indexed {
+        let mut row = match entry.indexed {
             true => Some(read_scope(root, entry)?),
             false => None,
         };
@@ -240,10 +242,17 @@ impl Catalog {
             .collect();
         let mut renamed = Vec::new();
         let target = relative(root, &entry.path);
+        let mut deleted = false;
         for (id, slug, path) in ids(&conn)? {
             let keep = match now_slugs.get(&path) {
-                // Replaced below.
-                _ if path == target => false,
+                // Replaced below, unless it is the same.
+                _ if path == target => {
+                    let same = row.as_ref() == Some(&read_row(&conn, id)?);
+                    if same {
+                        row = None;
+                    }
+                    same
+                }
                 // Its folder is gone, or its index.
                 None => false,
                 Some(now) if !now.indexed => false,
@@ -257,7 +266,13 @@ impl Catalog {
             };
             if !keep {
                 delete_row(&conn, id)?;
+                deleted = true;
             }
+        }
+        if !deleted && row.is_none() {
+            // Nothing changed: the catalog file stays as it was.
+            conn.execute_batch("ROLLBACK")?;
+            return Ok(true);
         }
         for row in renamed.iter().chain(row.as_ref()) {
             insert_row(&conn, row, true)?;
@@ -287,7 +302,7 @@ impl Catalog {
         Ok(rows)
     }
 
-    /// Every scope the catalog lists, as [`discover_scopes`] would find it
+    /// Every scope the catalog lists, as [`root_scopes`] would find it
     /// (the slugs made unique, the paths under the root), in folder name
     /// order, without reading the root's folders.
     pub fn scope_entries(&self) -> anyhow::Result<Vec<ScopeEntry>> {
@@ -304,6 +319,16 @@ impl Catalog {
             })?
             .collect::<Result<Vec<_>, _>>()?;
         Ok(entries)
+    }
+
+    /// The slug of each scope the catalog lists, by folder name: the slugs
+    /// it gave, which the folders keep ([`kts_store::discover_scopes_keeping`]).
+    pub fn slugs_given(&self) -> anyhow::Result<BTreeMap<String, String>> {
+        let mut statement = self.conn.prepare_cached("SELECT path, slug FROM scopes")?;
+        let given = statement
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<Result<_, _>>()?;
+        Ok(given)
     }
 
     /// The row of the scope with this slug.
@@ -483,6 +508,20 @@ impl Catalog {
     fn row(&self, id: i64) -> anyhow::Result<CatalogRow> {
         read_row(&self.conn, id)
     }
+}
+
+/// The scopes of a knowledge root: its sub-folders, each listed by its
+/// catalog keeping the slug the catalog gave it (a folder added since whose
+/// name gives the same slug gets `_2`, `_3`), the others slugged in name
+/// order. A catalog that cannot be read gives no slugs.
+pub fn root_scopes(root: &Path) -> anyhow::Result<Scopes> {
+    let given = match catalog_path(root).is_file() {
+        true => Catalog::open(root)
+            .and_then(|catalog| catalog.slugs_given())
+            .unwrap_or_default(),
+        false => BTreeMap::new(),
+    };
+    discover_scopes_keeping(root, &given)
 }
 
 /// A full rebuild under way: one write transaction that emptied the

@@ -20,7 +20,7 @@ use kts_record::{ScopeRecord, schema_id};
 
 pub use catalog::{
     CATALOG_FILE, COMMON_ROWS, Catalog, FORMAT_VERSION, RANKED_ROWS, Rebuild, ScopeFailure,
-    Summary, catalog_path,
+    Summary, catalog_path, root_scopes,
 };
 pub use scope::{TITLES, TOP, read_scope, years_in};
 
@@ -28,7 +28,7 @@ pub use scope::{TITLES, TOP, read_scope, years_in};
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct CatalogRow {
     /// The name it is asked for by: the folder name's slug, made unique
-    /// ([`kts_store::discover_scopes`]).
+    /// ([`root_scopes`]).
     pub slug: String,
     /// The scope folder, relative to the root.
     pub path: String,
@@ -89,10 +89,11 @@ catalog ROOT/.kts-catalog.db from every scope, in one transaction (a crash
 leaves the previous catalog), and prints a summary on stderr. Each row holds
 the scope's slug (its folder name in lowercase, spaces and hyphens as _,
 letters and digits of any script kept, other characters dropped; folders
-giving the same slug get _2, _3 in name order), folder, document and chunk
-counts, doc types, the years its titles, paths and dates name, the entities
-of its knowledge graph (kts-graph) and the keywords the most documents use,
-its model and when it was last indexed. Folders without an index are not
+giving the same slug get _2, _3 in name order, but a scope keeps the slug the
+catalog gave it: a folder added later takes the next free _2, _3), folder,
+document and chunk counts, doc types, the years its titles, paths and dates
+name, the entities of its knowledge graph (kts-graph) and the keywords the
+most documents use, its model and when it was last indexed. Folders without an index are not
 listed; a scope that cannot be read (corrupt, unfinished, another format) is
 reported and left out (exit 1).
 
@@ -198,18 +199,16 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     }
     let summary = Catalog::rebuild(&args.root)?;
     for (slug, folders) in &summary.collisions {
-        let names: Vec<String> = folders
+        let named: Vec<String> = folders
             .iter()
             .map(|f| {
-                f.file_name()
-                    .unwrap_or_default()
-                    .to_string_lossy()
-                    .into_owned()
+                let name = f.path.file_name().unwrap_or_default().to_string_lossy();
+                format!("{name} ({})", f.slug)
             })
             .collect();
         messages.warn(&format!(
-            "the folders {} all give the slug {slug}: they are {slug}, {slug}_2, ... in that order",
-            names.join(", ")
+            "the folders {} all give the slug {slug}",
+            named.join(", ")
         ));
     }
     for failure in &summary.failed {

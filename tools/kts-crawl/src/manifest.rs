@@ -68,12 +68,16 @@ impl Manifest {
             _ => {}
         }
         remove_abandoned_temporaries(&dir);
-        let temporary = dir.join(format!(".{FILE_NAME}.{}.tmp", std::process::id()));
         let bytes = serde_json::to_vec(&Manifest {
             version: VERSION,
             indexed: self.indexed,
             files: self.files.clone(),
         })?;
+        // A crawl that found nothing new leaves the file (and its time) as it was.
+        if std::fs::read(dir.join(FILE_NAME)).is_ok_and(|saved| saved == bytes) {
+            return Ok(());
+        }
+        let temporary = dir.join(format!(".{FILE_NAME}.{}.tmp", std::process::id()));
         let saved = std::fs::write(&temporary, bytes)
             .with_context(|| format!("cannot write {}", temporary.display()))
             .and_then(|()| {

@@ -13,7 +13,7 @@ use std::time::SystemTime;
 use kts_catalog::{Catalog, CatalogRow};
 use kts_cli::Messages;
 use kts_record::{HitRecord, ScopeCountRecord};
-use kts_store::{ScopeEntry, Scopes, discover_scopes, is_scope, names_slug, scope_slug};
+use kts_store::{ScopeEntry, Scopes, discover_scopes_keeping, is_scope, names_slug, scope_slug};
 
 use crate::context::{self, Citing};
 use crate::pool::SearcherPool;
@@ -388,15 +388,15 @@ impl Routing {
 
     /// Finds the scopes in the root's folders.
     fn discover(&mut self, messages: &Messages) -> anyhow::Result<()> {
-        self.found = discover_scopes(&self.dir)?;
+        self.found = self.scopes_in_folders()?;
         self.listed_by_catalog = false;
-        for (slug, paths) in &self.found.collisions {
+        for (slug, folders) in &self.found.collisions {
             messages.warn(&format!(
-                "{} folders have the slug {slug}: {} (the later ones get _2, _3, ...)",
-                paths.len(),
-                paths
+                "{} folders give the slug {slug}: {}",
+                folders.len(),
+                folders
                     .iter()
-                    .map(|p| p.display().to_string())
+                    .map(|f| format!("{} ({})", f.path.display(), f.slug))
                     .collect::<Vec<_>>()
                     .join(", ")
             ));
@@ -410,8 +410,21 @@ impl Routing {
     pub fn folders_changed(&self) -> bool {
         match self.listed_by_catalog {
             true => !self.unlisted_scopes().is_empty(),
-            false => discover_scopes(&self.dir).map_or(true, |now| now != self.found),
+            false => self
+                .scopes_in_folders()
+                .map_or(true, |now| now != self.found),
         }
+    }
+
+    /// The scopes of the root's folders, each the catalog lists keeping the
+    /// slug it gave ([`kts_catalog::root_scopes`]).
+    fn scopes_in_folders(&self) -> anyhow::Result<Scopes> {
+        let given = self
+            .catalog
+            .as_ref()
+            .and_then(|catalog| catalog.slugs_given().ok())
+            .unwrap_or_default();
+        discover_scopes_keeping(&self.dir, &given)
     }
 
     /// Whether the root's catalog was built, updated (kts-index updates a

@@ -71,6 +71,8 @@ pub struct Searcher {
     quiet: bool,
     /// Whether a damaged lexical index was warned of.
     warned_of_lexical: std::cell::Cell<bool>,
+    /// Whether a damaged `vectors.bin` was warned of.
+    warned_of_vectors: bool,
 }
 
 /// One query's lists: its filtered and, when those found too little,
@@ -155,6 +157,7 @@ impl Searcher {
             tool: messages.tool(),
             quiet: messages.is_quiet(),
             warned_of_lexical: std::cell::Cell::new(false),
+            warned_of_vectors: false,
         })
     }
 
@@ -700,6 +703,7 @@ impl Searcher {
                 append_new(list, more);
             }
         }
+        self.warn_of_damaged_vectors();
         Ok(Retrieved {
             lists: lists
                 .into_iter()
@@ -723,6 +727,19 @@ impl Searcher {
             }
         }
         Ok(docs.len())
+    }
+
+    /// Says once that `vectors.bin` is damaged, when a vector search found it so.
+    fn warn_of_damaged_vectors(&mut self) {
+        if self.warned_of_vectors {
+            return;
+        }
+        let damage = (self.store.vector_file_damage())
+            .or_else(|| self.vector_store.as_ref()?.vector_file_damage());
+        if let Some(damage) = damage {
+            self.messages().warn(&damage);
+            self.warned_of_vectors = true;
+        }
     }
 
     /// Each retriever's candidates; in hybrid mode BM25 and vector search

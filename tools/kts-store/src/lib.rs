@@ -40,7 +40,7 @@ mod vector_file;
 mod words;
 mod write;
 
-use std::cell::{Cell, OnceCell, RefCell};
+use std::cell::{OnceCell, RefCell};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Once;
@@ -55,7 +55,8 @@ pub use lock::{LockWait, Locked};
 pub use permissions::create_database_file;
 pub use read_only::open_read_only;
 pub use root::{
-    ScopeEntry, Scopes, discover_scopes, is_scope, refuse_index_folder, refuse_knowledge_root,
+    ScopeEntry, Scopes, discover_scopes, discover_scopes_keeping, is_scope, refuse_index_folder,
+    refuse_knowledge_root,
 };
 pub use search::{Filters, Hit, Scored};
 pub use slug::{names_slug, scope_slug};
@@ -164,10 +165,12 @@ pub struct Store {
     removed_folders: Vec<String>,
     /// Whether the current transaction changed a vector.
     vectors_changed: bool,
+    /// The connection's count of changed rows when the current transaction began.
+    changes_at_begin: u64,
     /// `vectors.bin`, opened at the first vector search (`None` when missing, stale or damaged).
-    vector_file: OnceCell<Option<VectorFile>>,
-    /// Whether a search found `vectors.bin`'s vectors damaged.
-    vector_file_damaged: Cell<bool>,
+    vector_file: OnceCell<Option<Box<VectorFile>>>,
+    /// Why `vectors.bin` was found damaged, at its opening or by a search.
+    vector_file_damage: RefCell<Option<String>>,
     /// The lexical index as of a `data_version`: opened at the first BM25
     /// search, and again after another connection commits.
     lexical: RefCell<Option<(i64, Option<LexicalIndex>, LexicalState)>>,
@@ -206,8 +209,9 @@ impl Store {
             _lock: None,
             removed_folders: Vec::new(),
             vectors_changed: false,
+            changes_at_begin: 0,
             vector_file: OnceCell::new(),
-            vector_file_damaged: Cell::new(false),
+            vector_file_damage: RefCell::new(None),
             lexical: RefCell::new(None),
         };
         store.check_format()?;
@@ -242,8 +246,9 @@ impl Store {
             _lock: Some(lock),
             removed_folders: Vec::new(),
             vectors_changed: false,
+            changes_at_begin: 0,
             vector_file: OnceCell::new(),
-            vector_file_damaged: Cell::new(false),
+            vector_file_damage: RefCell::new(None),
             lexical: RefCell::new(None),
         };
         store.check_format()?;

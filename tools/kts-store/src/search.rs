@@ -5,7 +5,7 @@ use rusqlite::{OptionalExtension, params};
 
 use crate::fts::search_terms;
 use crate::lexical::{LexicalIndex, LexicalState};
-use crate::vector_file::VectorFile;
+use crate::vector_file::{Opened, VectorFile};
 use crate::write::f32_bytes;
 use crate::{Store, match_query, schema};
 
@@ -298,23 +298,46 @@ impl Store {
         if self.vector_file.get().is_none() {
             let version = self.meta()?.vectors_version;
             let path = crate::vector_file_path(&self.scope);
-            let file = VectorFile::open(&path, version)
+            let opened = VectorFile::open(&path, version)
                 .with_context(|| format!("reading {}", path.display()))?;
+            let file = match opened {
+                Opened::File(file) => Some(file),
+                Opened::Stale => None,
+                Opened::Damaged(why) => {
+                    self.vector_file_damage.replace(Some(why));
+                    None
+                }
+            };
             let _ = self.vector_file.set(file);
         }
-        if self.vector_file_damaged.get() {
+        if self.vector_file_damage.borrow().is_some() {
             return Ok(None);
         }
-        Ok(self.vector_file.get().and_then(Option::as_ref))
+        Ok(self.vector_file.get().and_then(Option::as_deref))
     }
 
     /// The rows `vectors.bin` scored; when they show its vectors damaged,
     /// none, and the file is left aside.
     fn unless_damaged(&self, rows: Option<Vec<(i64, f64)>>) -> Option<Vec<(i64, f64)>> {
         if rows.is_none() {
-            self.vector_file_damaged.set(true);
+            self.vector_file_damage
+                .replace(Some("a vector it holds is not what its check says".into()));
         }
         rows
+    }
+
+    /// What to tell of `vectors.bin` when a search found it damaged and
+    /// answered from the store's own vectors instead: the file, why, and
+    /// what to do.
+    pub fn vector_file_damage(&self) -> Option<String> {
+        let why = self.vector_file_damage.borrow().clone()?;
+        let path = crate::vector_file_path(&self.scope);
+        Some(format!(
+            "{} is damaged ({why}): vector searches use the index's own vectors, more slowly; \
+             remove it and run kts-index {} < /dev/null to write it anew",
+            path.display(),
+            self.scope.display()
+        ))
     }
 
     /// The documents with chunks holding every word of `text` (stopwords

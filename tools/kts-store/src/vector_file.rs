@@ -8,13 +8,14 @@
 //! missing file (a writer killed before rewriting it) costs speed, never
 //! correctness. The file is replaced by rename, never changed in place.
 //!
-//! Damage is treated as staleness: the header carries a CRC-32 of the
-//! header, the type names, the rowids, the codes and the scales (14 bytes a
-//! row, cheap to check), which readers check when they open the file and
-//! the writer before it keeps the file, rewriting it whole when it does not
-//! match. The vectors themselves are too large to check at every open: a
-//! search that scores a row with a value that is not a number takes the file
-//! as damaged and answers from `chunks_vec`.
+//! The header carries a CRC-32 of the header, the type names, the rowids,
+//! the codes and the scales (14 bytes a row, cheap to check), which readers
+//! check when they open the file and the writer before it keeps the file,
+//! rewriting it whole when it does not match. The vectors themselves are too
+//! large to check at every open: a search checks the rows it scores exactly,
+//! each f32 row against its int8 form (the one within half a step of the
+//! other), and takes the file as damaged when one does not match. A damaged
+//! file is left aside, readers answer from `chunks_vec` and say why.
 //!
 //! A search scores every row with int8 dot products (each row scaled to ±127
 //! by its own largest component; a quarter of the memory traffic of f32), then
@@ -307,6 +308,16 @@ fn quantise(vector: &[f32], out: &mut [i8]) -> f32 {
     scale
 }
 
+/// What [`VectorFile::open`] found.
+pub(crate) enum Opened {
+    File(Box<VectorFile>),
+    /// No file, one of another format, or one behind the store without the
+    /// delta to bring it up to date: the writer rewrites it.
+    Stale,
+    /// The file is not what its header says: why.
+    Damaged(String),
+}
+
 /// A vector file opened for search, with the changes since it was written.
 pub(crate) struct VectorFile {
     layout: Layout,
@@ -324,24 +335,39 @@ pub(crate) struct VectorFile {
 impl VectorFile {
     /// Opens the file at `path` if it is a well-formed vector file of
     /// `version`, or of an earlier version with the delta to `version` beside it.
-    pub(crate) fn open(path: &Path, version: u64) -> anyhow::Result<Option<VectorFile>> {
+    pub(crate) fn open(path: &Path, version: u64) -> anyhow::Result<Opened> {
         let Ok(file) = File::open(path) else {
-            return Ok(None);
+            return Ok(Opened::Stale);
         };
         let len = file.metadata()?.len() as usize;
-        let Some(header) = read_header(&file) else {
-            return Ok(None);
+        let mut start = [0u8; HEADER];
+        if std::io::Read::read_exact(&mut &file, &mut start).is_err() {
+            return Ok(Opened::Damaged(format!(
+                "{len} bytes, fewer than its header"
+            )));
+        }
+        let Some(header) = Header::decode(&start) else {
+            return Ok(match start.starts_with(&MAGIC[..6]) {
+                true => Opened::Stale,
+                false => Opened::Damaged("its header is not a vector file's".into()),
+            });
         };
         let layout = Layout::new(header.dims, header.rows, header.names_len);
-        if layout.len != len || header.dims == 0 {
-            return Ok(None);
+        if header.dims == 0 {
+            return Ok(Opened::Damaged("its header says 0 dimensions".into()));
+        }
+        if layout.len != len {
+            return Ok(Opened::Damaged(format!(
+                "{len} bytes where its header says {}",
+                layout.len
+            )));
         }
         let delta = if header.version == version {
             None
         } else {
             match Delta::open(&delta_path(path), header.version, version, header.dims)? {
                 Some(delta) => Some(delta),
-                None => return Ok(None),
+                None => return Ok(Opened::Stale),
             }
         };
         #[allow(unsafe_code)]
@@ -359,15 +385,17 @@ impl VectorFile {
             )
         };
         if checksum(&scanned, &layout) != header.checksum {
-            return Ok(None);
+            return Ok(Opened::Damaged("its checksum does not match".into()));
         }
         let names_bytes = &scanned[HEADER..HEADER + header.names_len];
-        let Ok(names) = std::str::from_utf8(names_bytes) else {
-            return Ok(None);
+        let names: Vec<String> = match std::str::from_utf8(names_bytes) {
+            Ok(names) => names.split_terminator('\n').map(str::to_string).collect(),
+            Err(_) => Vec::new(),
         };
-        let names: Vec<String> = names.split_terminator('\n').map(str::to_string).collect();
         if names.len() != header.type_count {
-            return Ok(None);
+            return Ok(Opened::Damaged(
+                "its doc type names are not the ones its header counts".into(),
+            ));
         }
         let mut file = VectorFile {
             layout,
@@ -382,7 +410,7 @@ impl VectorFile {
             file.rowids().iter().map(|r| removed.contains(r)).collect()
         });
         file.delta = delta;
-        Ok(Some(file))
+        Ok(Opened::File(Box::new(file)))
     }
 
     fn rowids(&self) -> &[i64] {
@@ -443,7 +471,7 @@ impl VectorFile {
                 allowed: allowed.as_deref(),
                 excluded: self.excluded.as_deref(),
             };
-            self.exact(query, scan.top(pool))
+            self.exact(query, scan.top(pool))?
         };
         if let Some(delta) = &self.delta {
             found.extend(
@@ -474,7 +502,7 @@ impl VectorFile {
             .filter(|&(row, rowid)| rowids.contains(rowid) && !self.is_excluded(row))
             .map(|(row, _)| row)
             .collect();
-        let mut found = self.exact(query, rows);
+        let mut found = self.exact(query, rows)?;
         if let Some(delta) = &self.delta {
             found.extend(
                 delta
@@ -499,12 +527,31 @@ impl VectorFile {
             .collect()
     }
 
-    /// The rows scored exactly, as (rowid, cosine).
-    fn exact(&self, query: &[f32], rows: Vec<usize>) -> Vec<(i64, f64)> {
+    /// The rows scored exactly, as (rowid, cosine); `None` when one of them
+    /// is damaged (see [`VectorFile::row_is_sound`]).
+    fn exact(&self, query: &[f32], rows: Vec<usize>) -> Option<Vec<(i64, f64)>> {
         let rowids = self.rowids();
         rows.into_iter()
-            .map(|row| (rowids[row], f64::from(dot_f32(self.f32_row(row), query))))
+            .map(|row| {
+                self.row_is_sound(row)
+                    .then(|| (rowids[row], f64::from(dot_f32(self.f32_row(row), query))))
+            })
             .collect()
+    }
+
+    /// Whether the f32 row and its int8 form (with its scale) agree: each
+    /// int8 component the f32 one rounded to the row's step. Damage to
+    /// either (zeroed pages, stray writes) shows as a disagreement.
+    fn row_is_sound(&self, row: usize) -> bool {
+        let dims = self.layout.dims;
+        let scale = self.scales()[row];
+        let int8 = &self.int8_rows()[row * dims..(row + 1) * dims];
+        // Half a step, and what f32 arithmetic may add to it.
+        let tolerance = scale * 0.501 + f32::EPSILON;
+        self.f32_row(row)
+            .iter()
+            .zip(int8)
+            .all(|(&x, &q)| (x - f32::from(q) * scale).abs() <= tolerance)
     }
 }
 

@@ -131,14 +131,21 @@ impl Store {
     /// Starts a write transaction (writers only).
     pub fn begin(&mut self) -> anyhow::Result<()> {
         self.conn.execute_batch("BEGIN IMMEDIATE")?;
+        self.changes_at_begin = self.conn.total_changes();
         Ok(())
     }
 
     /// Commits the current transaction, then removes the folders of the
-    /// documents it deleted (`.kts/documents/<doc_id>`).
+    /// documents it deleted (`.kts/documents/<doc_id>`). `meta.updated` is
+    /// set only when the transaction changed something: a run with nothing
+    /// to do leaves the database file as it was (backups, rsync and file
+    /// watchers would see a change).
     pub fn commit(&mut self) -> anyhow::Result<()> {
-        schema::touch(&self.conn)?;
-        if std::mem::take(&mut self.vectors_changed) {
+        let vectors_changed = std::mem::take(&mut self.vectors_changed);
+        if vectors_changed || self.conn.total_changes() != self.changes_at_begin {
+            schema::touch(&self.conn)?;
+        }
+        if vectors_changed {
             schema::bump_vectors_version(&self.conn)?;
         }
         self.conn.execute_batch("COMMIT")?;

@@ -184,7 +184,7 @@ fn a_stale_vector_file_is_not_used() {
 }
 
 #[test]
-fn a_damaged_vector_file_is_ignored() {
+fn a_damaged_vector_file_is_ignored_and_said() {
     let dir = tempfile::tempdir().unwrap();
     drop(indexed_store(dir.path()));
     let reference = answers_without_the_file(dir.path());
@@ -192,8 +192,43 @@ fn a_damaged_vector_file_is_ignored() {
     let bytes = std::fs::read(&file).unwrap();
     std::fs::write(&file, &bytes[..bytes.len() / 2]).unwrap();
     assert_same(&answers(dir.path()), &reference);
+    assert_damage_said(dir.path(), "bytes where its header says");
     std::fs::write(&file, vec![0xa5u8; bytes.len()]).unwrap();
     assert_same(&answers(dir.path()), &reference);
+    assert_damage_said(dir.path(), "its header is not a vector file's");
+}
+
+/// Asserts that a vector search of a fresh reader finds `vectors.bin`
+/// damaged, and says so naming the file, why and what to do.
+fn assert_damage_said(dir: &Path, why: &str) {
+    let reader = Store::open_read(dir).unwrap();
+    assert_eq!(
+        reader.vector_file_damage(),
+        None,
+        "not known before a search"
+    );
+    reader
+        .search_vector(&unit(1), 10, &Filters::default())
+        .unwrap();
+    let said = reader.vector_file_damage().unwrap();
+    let file = vector_file_path(dir).display().to_string();
+    assert!(said.starts_with(&format!("{file} is damaged (")), "{said}");
+    assert!(said.contains(why), "{said}");
+    assert!(said.ends_with("< /dev/null to write it anew"), "{said}");
+}
+
+#[test]
+fn zeroed_vectors_are_taken_for_damage() {
+    let dir = tempfile::tempdir().unwrap();
+    drop(indexed_store(dir.path()));
+    let reference = answers_without_the_file(dir.path());
+    // Zeroes are numbers: without a check they would score every row 0.
+    let len = std::fs::metadata(vector_file_path(dir.path()))
+        .unwrap()
+        .len() as usize;
+    overwrite(dir.path(), len - 600 * DIMS * 4..len, 0);
+    assert_same(&answers(dir.path()), &reference);
+    assert_damage_said(dir.path(), "a vector it holds is not what its check says");
 }
 
 /// Overwrites the bytes of `vectors.bin` in `range` with `byte`.
