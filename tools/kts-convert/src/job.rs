@@ -39,6 +39,8 @@ pub enum Output {
     Doc(Box<DocRecord>),
     Failed(ErrorRecord),
     Pass(Value),
+    /// Said on stderr, not written to the stream.
+    Warning(String),
 }
 
 /// Reads records on a thread, converts files on `threads` workers and hands
@@ -182,11 +184,19 @@ fn try_convert_file(file: &FileRecord, settings: &Settings) -> Result<Vec<Output
         ResolveError::Io(why) => ConvertError::new(ErrorCode::Io, why),
     })?;
     let doc_id = scope_path::doc_id(&file.path);
-    if settings.use_store
-        && let Some(outputs) = cached(&root, &doc_id, &file.sha256)
-        && (settings.describer.is_none() || all_described(&outputs))
-    {
-        return Ok(outputs);
+    let mut warnings = Vec::new();
+    if settings.use_store {
+        match cached(&root, &doc_id, &file.sha256) {
+            Ok(Some(outputs)) if settings.describer.is_none() || all_described(&outputs) => {
+                return Ok(outputs);
+            }
+            Ok(_) => {}
+            Err(altered) => warnings.push(Output::Warning(format!(
+                "{}: {} was changed since it was written, so it is not trusted: converted again",
+                file.path,
+                altered.display()
+            ))),
+        }
     }
     if is_text_sized(file.format) && file.size > settings.max_markdown_bytes {
         return Err(too_large(file.size, settings));
@@ -259,7 +269,8 @@ fn try_convert_file(file: &FileRecord, settings: &Settings) -> Result<Vec<Output
     }
     keep(&root, &mut doc, &images, settings)?;
     outputs.insert(0, Output::Doc(Box::new(doc)));
-    Ok(outputs)
+    warnings.extend(outputs);
+    Ok(warnings)
 }
 
 /// Stores a converted document, or (with --no-store) drops its image links.
@@ -298,17 +309,22 @@ fn keep(
 }
 
 /// A file's stored conversion with its parts', if every one of them was
-/// made from the same bytes by this converter revision.
-fn cached(root: &Path, doc_id: &str, source_sha256: &str) -> Option<Vec<Output>> {
-    let doc = store::cached(root, doc_id, source_sha256)?;
+/// made from the same bytes by this converter revision; `Err` names a stored
+/// `content.md` changed since.
+fn cached(root: &Path, doc_id: &str, source_sha256: &str) -> Result<Option<Vec<Output>>, PathBuf> {
+    let Some(doc) = store::cached(root, doc_id, source_sha256)? else {
+        return Ok(None);
+    };
     let mut outputs = Vec::new();
     for path in parts::listed(&doc) {
-        let part = store::cached(root, &scope_path::doc_id(path), source_sha256)?;
+        let Some(part) = store::cached(root, &scope_path::doc_id(path), source_sha256)? else {
+            return Ok(None);
+        };
         outputs.push(Output::Doc(Box::new(part)));
     }
     outputs.extend(parts::listed_errors(&doc).into_iter().map(Output::Failed));
     outputs.insert(0, Output::Doc(Box::new(doc)));
-    Some(outputs)
+    Ok(Some(outputs))
 }
 
 /// Whether every stored document's images have descriptions.

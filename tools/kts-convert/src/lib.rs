@@ -211,7 +211,9 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     let progress = kts_cli::progress_bar("kts-convert", None);
 
     let mut emit = |output: job::Output| -> anyhow::Result<bool> {
-        progress.inc(1);
+        if !matches!(output, job::Output::Warning(_)) {
+            progress.inc(1);
+        }
         match output {
             job::Output::Doc(doc) => {
                 converted += 1;
@@ -246,6 +248,7 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
                 }
             }
             job::Output::Pass(value) => out.write(&value)?,
+            job::Output::Warning(text) => messages.warn(&text),
         }
         Ok(true)
     };

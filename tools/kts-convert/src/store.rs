@@ -24,24 +24,54 @@ pub fn documents_dir(root: &Path) -> PathBuf {
 }
 
 /// The stored conversion of a document, if it was made from the same source
-/// bytes by this converter revision.
-pub fn cached(root: &Path, doc_id: &str, source_sha256: &str) -> Option<DocRecord> {
+/// bytes by this converter revision; `Err` names a `content.md` changed since
+/// it was written (by hand, or damaged), which is not to be trusted.
+pub fn cached(
+    root: &Path,
+    doc_id: &str,
+    source_sha256: &str,
+) -> Result<Option<DocRecord>, PathBuf> {
     let dir = documents_dir(root).join(doc_id);
-    let mut stored: Value =
-        serde_json::from_slice(&fs::read(dir.join("metadata.json")).ok()?).ok()?;
-    let object = stored.as_object_mut()?;
-    if object.remove("converter")?.as_str()? != CONVERTER_REVISION
-        || object.get("metadata")?.get("source_sha256")?.as_str()? != source_sha256
+    let Some(mut stored) = fs::read(dir.join("metadata.json"))
+        .ok()
+        .and_then(|bytes| serde_json::from_slice::<Value>(&bytes).ok())
+    else {
+        return Ok(None);
+    };
+    let Some(object) = stored.as_object_mut() else {
+        return Ok(None);
+    };
+    let made_here =
+        object.remove("converter").as_ref().and_then(Value::as_str) == Some(CONVERTER_REVISION);
+    let from_these_bytes = object
+        .get("metadata")
+        .and_then(|m| m.get("source_sha256"))
+        .and_then(Value::as_str)
+        == Some(source_sha256);
+    let Some(markdown) = (made_here && from_these_bytes)
+        .then(|| fs::read_to_string(dir.join("content.md")).ok())
+        .flatten()
+    else {
+        return Ok(None);
+    };
+    // Folders written before the check have no hash and are taken as they are.
+    if let Some(written) = object.remove(CONTENT_SHA256)
+        && written.as_str() != Some(sha256_hex(&markdown).as_str())
     {
-        return None;
+        return Err(dir.join("content.md"));
     }
-    object.insert(
-        "markdown".into(),
-        fs::read_to_string(dir.join("content.md")).ok()?.into(),
-    );
+    object.insert("markdown".into(), markdown.into());
     // The scope may have moved since: the record names where it is now.
     object.insert("root".into(), root.to_string_lossy().into());
-    serde_json::from_value(stored).ok()
+    Ok(serde_json::from_value(stored).ok())
+}
+
+/// The field of `metadata.json` holding the SHA-256 of `content.md`.
+const CONTENT_SHA256: &str = "content_sha256";
+
+fn sha256_hex(text: &str) -> String {
+    use sha2::{Digest, Sha256};
+    crate::images::hex(&Sha256::digest(text.as_bytes()))
 }
 
 /// Writes a document's folder, replacing the previous one.
@@ -132,6 +162,7 @@ fn write_folder(dir: &Path, doc: &DocRecord, images: &[Image]) -> anyhow::Result
     if let Some(object) = stored.as_object_mut() {
         object.remove("markdown");
         object.insert("converter".into(), CONVERTER_REVISION.into());
+        object.insert(CONTENT_SHA256.into(), sha256_hex(&doc.markdown).into());
     }
     fs::write(
         dir.join("metadata.json"),

@@ -335,6 +335,28 @@ fn an_unchanged_file_is_served_from_the_store() {
         std::fs::read_to_string(&stored).unwrap(),
         "# Note\n\nSecond version."
     );
+
+    // A stored conversion changed since it was written is not trusted.
+    std::fs::write(&stored, "# Note\n\nTampered.").unwrap();
+    let (output, fourth) = convert(&[file_record(scope.path(), "note.md")], &[]);
+    assert!(
+        fourth[0]["markdown"]
+            .as_str()
+            .unwrap()
+            .contains("Second version.")
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "{} was changed since it was written, so it is not trusted: converted again",
+            stored.display()
+        )),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&stored).unwrap(),
+        "# Note\n\nSecond version."
+    );
 }
 
 #[test]

@@ -477,6 +477,24 @@ fn a_document_named_in_decomposed_unicode_is_found_by_its_name_as_typed() {
         markdown.is_some_and(|m| m.contains("espresso is served")),
         "{read}"
     );
+
+    // A stored conversion changed since it was written is not served.
+    let stored = std::fs::read_dir(copy.path().join("alpha/.kts/documents"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path().join("content.md"))
+        .find(|content| {
+            std::fs::read_to_string(content).is_ok_and(|m| m.contains("espresso is served"))
+        })
+        .unwrap();
+    std::fs::write(&stored, "# Menu\n\nTampered.\n").unwrap();
+    let document = session.call(
+        "get_document",
+        json!({"scope": "alpha", "path": "Café Crème.md"}),
+    );
+    assert!(
+        text(&document).contains("espresso is served") && !text(&document).contains("Tampered"),
+        "{document}"
+    );
 }
 
 /// A server stopped when the test ends, passed or failed.

@@ -158,6 +158,18 @@ impl Store {
         if Some(converted_from) != document.source_sha256.as_deref() {
             return None;
         }
-        std::fs::read_to_string(folder.join("content.md")).ok()
+        let markdown = std::fs::read_to_string(folder.join("content.md")).ok()?;
+        // Changed since kts-convert wrote it (by hand, or damaged): not served.
+        let written = metadata.get("content_sha256").and_then(Value::as_str);
+        let read = || {
+            use sha2::{Digest, Sha256};
+            Sha256::digest(markdown.as_bytes())
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect::<String>()
+        };
+        written
+            .is_none_or(|written| written == read())
+            .then_some(markdown)
     }
 }
