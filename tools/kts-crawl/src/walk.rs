@@ -34,10 +34,17 @@ pub enum Walked {
     NameNotUtf8 { path: String },
 }
 
+/// Whether the walk leaves out a file or folder of this name: hidden ones,
+/// and files that are never documents (editor and OS junk, Office lock
+/// files). A folder is left out only when hidden: `v2~/` or `~/` holds
+/// documents, whatever an editor names its backup files.
+fn is_left_out(name: &str, is_dir: bool) -> bool {
+    name.starts_with('.') || (!is_dir && is_junk(name))
+}
+
 /// Files that are never documents: editor and OS junk, Office lock files.
 fn is_junk(name: &str) -> bool {
-    name.starts_with('.')
-        || name.starts_with("~$")
+    name.starts_with("~$")
         || name.starts_with(".~lock")
         || name.ends_with('~')
         || (name.starts_with('#') && name.ends_with('#'))
@@ -62,11 +69,12 @@ pub fn documents<'a>(
             if entry.depth() == 0 {
                 return true;
             }
-            if entry.file_name().to_str().is_some_and(is_junk) {
+            let is_dir = entry.file_type().is_dir();
+            if (entry.file_name().to_str()).is_some_and(|name| is_left_out(name, is_dir)) {
                 return false;
             }
             if let Some(rules) = &mut ignore_files
-                && rules.leave_out(entry.path(), entry.file_type().is_dir())
+                && rules.leave_out(entry.path(), is_dir)
             {
                 return false;
             }
@@ -252,23 +260,25 @@ fn hash(file: &File, size: u64) -> anyhow::Result<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::is_junk;
+    use super::is_left_out;
 
     #[test]
     fn junk_names() {
         for junk in [
             ".DS_Store",
-            ".kts",
             "~$report.docx",
             "notes.md~",
             "#draft#",
             "a.tmp",
             "Thumbs.db",
         ] {
-            assert!(is_junk(junk), "{junk}");
+            assert!(is_left_out(junk, false), "{junk}");
         }
         for kept in ["report.docx", "README.md", "a~b.txt"] {
-            assert!(!is_junk(kept), "{kept}");
+            assert!(!is_left_out(kept, false), "{kept}");
+        }
+        for (folder, left_out) in [(".kts", true), (".git", true), ("~", false), ("v2~", false)] {
+            assert_eq!(is_left_out(folder, true), left_out, "{folder}/");
         }
     }
 }

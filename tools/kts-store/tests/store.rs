@@ -480,3 +480,27 @@ fn words_are_found_however_they_are_written() {
     drop(Store::open_writer(dir.path(), LockWait::NoWait).unwrap());
     all_forms(&["re-cut"]);
 }
+
+#[test]
+fn document_types_are_read_from_an_index_not_the_documents() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open_writer(dir.path(), LockWait::NoWait).unwrap();
+    store.begin().unwrap();
+    for (i, doc_type) in ["GUIDE", "SOP", "GUIDE"].iter().enumerate() {
+        let d = doc(&format!("d{i}"), &format!("{i}.md"), doc_type);
+        store
+            .apply(&d, &[chunk(&format!("c{i}"), 0, "Text.", None)])
+            .unwrap();
+    }
+    store.commit().unwrap();
+    assert_eq!(store.doc_types().unwrap(), ["GUIDE", "SOP"]);
+    let conn = rusqlite::Connection::open(dir.path().join(".kts/kts.db")).unwrap();
+    let plan: String = conn
+        .query_row(
+            "EXPLAIN QUERY PLAN SELECT DISTINCT doc_type FROM documents ORDER BY doc_type",
+            [],
+            |r| r.get(3),
+        )
+        .unwrap();
+    assert!(plan.contains("documents_by_type"), "{plan}");
+}
