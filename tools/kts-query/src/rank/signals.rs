@@ -235,12 +235,21 @@ pub fn signals(plan: &Plan, hit: &Hit, extractor: &Extractor) -> Vec<(&'static s
 
 /// Whether the question's terms are the title's, no more and no fewer: the
 /// question names the document, as one who types a page's name looks for it.
+/// A title's numbers need not be typed beside its words: `0001 private
+/// fields`, the title a file `0001-private-fields.md` gives, is named by
+/// "private fields".
 fn names_title(terms: &[&str], title: &str) -> bool {
     let title_terms = query_terms(title);
     let title_terms: Vec<&str> = title_terms.iter().map(|t| stem(t)).collect();
-    !title_terms.is_empty()
-        && share(terms, &title_terms) == 1.0
-        && share(&title_terms, terms) == 1.0
+    let worded: Vec<&str> = (title_terms.iter().copied())
+        .filter(|t| t.chars().any(char::is_alphabetic))
+        .collect();
+    let required = if worded.is_empty() {
+        &title_terms
+    } else {
+        &worded
+    };
+    !required.is_empty() && share(terms, &title_terms) == 1.0 && share(required, terms) == 1.0
 }
 
 /// The factor a candidate's fused score is multiplied by.
@@ -404,6 +413,20 @@ mod tests {
         assert_eq!(named("adb", "adb pair"), Some(0.0), "a longer title");
         assert_eq!(named("adb pair", "adb"), Some(0.0), "a longer question");
         assert_eq!(named("adb", ""), Some(0.0));
+        assert_eq!(
+            named("const generics", "2000 const generics"),
+            Some(1.0),
+            "a title's numbers need not be typed"
+        );
+        assert_eq!(
+            named("2000 const generics", "2000 const generics"),
+            Some(1.0)
+        );
+        assert_eq!(
+            named("2001 const generics", "2000 const generics"),
+            Some(0.0)
+        );
+        assert_eq!(named("404", "404"), Some(1.0), "a title of numbers alone");
     }
 
     #[test]
