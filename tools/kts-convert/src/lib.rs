@@ -208,7 +208,7 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     let mut out = JsonlWriter::new();
     let mut converted = 0usize;
     let mut told_ocr_unavailable = false;
-    let progress = kts_cli::progress_bar("kts-convert", None);
+    let progress = kts_cli::progress_bar("kts-convert", None, "files");
 
     let mut emit = |output: job::Output| -> anyhow::Result<bool> {
         if !matches!(output, job::Output::Warning(_)) {

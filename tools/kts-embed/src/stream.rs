@@ -173,7 +173,7 @@ impl<'a> Stream<'a> {
             misses: Vec::new(),
             document: None,
             out: JsonlWriter::new(),
-            bar: kts_cli::progress_bar(messages.tool(), None),
+            bar: kts_cli::progress_bar(messages.tool(), None, "chunks"),
             counts: Counts::default(),
         })
     }

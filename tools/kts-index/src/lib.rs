@@ -241,6 +241,8 @@ struct Indexer<'a> {
     batch_started: Instant,
     stream_model: Option<(String, usize)>,
     summary: Summary,
+    /// Documents written, for a human watching.
+    progress: indicatif::ProgressBar,
 }
 
 impl<'a> Indexer<'a> {
@@ -272,6 +274,7 @@ impl<'a> Indexer<'a> {
             batch_started: Instant::now(),
             stream_model: None,
             summary: Summary::default(),
+            progress: kts_cli::progress_bar(messages.tool(), None, "documents"),
         })
     }
 
@@ -291,6 +294,7 @@ impl<'a> Indexer<'a> {
 
     fn finish(mut self) -> anyhow::Result<Summary> {
         self.flush_pending()?;
+        self.progress.finish_and_clear();
         self.give_up_held_file();
         if let Some(removed) = self.before_reindex.take() {
             if !self.received_files && !removed.is_empty() {
@@ -679,6 +683,7 @@ impl<'a> Indexer<'a> {
 
     /// Commits when the batch is full or old enough.
     fn count_document(&mut self) -> anyhow::Result<()> {
+        self.progress.inc(1);
         let Some(batch_docs) = self.batch_docs else {
             return Ok(());
         };
