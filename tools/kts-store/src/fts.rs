@@ -1,6 +1,6 @@
 //! Free text to a safe FTS5 query.
 
-use crate::words::{joined_words, normalized, words};
+use crate::words::{code_parts, joined_words, normalized, words};
 
 /// Words too common to help a keyword search; dropped unless nothing else is left.
 const STOPWORDS: &[&str] = &[
@@ -38,9 +38,10 @@ pub fn query_terms(text: &str) -> Vec<String> {
 /// `U.S.A.` → `usa`: see [`joined_words`]), as texts spell such terms both ways.
 pub fn search_terms(text: &str) -> Vec<String> {
     let mut terms = query_terms(text);
-    for joined in joined_words(&normalized(text)) {
-        if !terms.contains(&joined) {
-            terms.push(joined);
+    let normalized = normalized(text);
+    for extra in joined_words(&normalized).chain(code_parts(&normalized)) {
+        if !terms.contains(&extra) {
+            terms.push(extra);
         }
     }
     terms.truncate(MAX_TERMS);
@@ -100,6 +101,22 @@ mod tests {
         assert_eq!(
             match_query("what is it").as_deref(),
             Some("\"what\" OR \"is\" OR \"it\"")
+        );
+    }
+
+    #[test]
+    fn a_code_typed_without_its_separator_is_also_searched_in_parts() {
+        assert_eq!(
+            match_query("LDG4012 inc2291 camt053").as_deref(),
+            Some(
+                "\"ldg4012\" OR \"inc2291\" OR \"camt053\" OR \"ldg\" OR \"4012\" OR \"inc\" \
+                 OR \"2291\" OR \"camt\" OR \"053\""
+            )
+        );
+        // Units, genes and one-letter codes stay whole.
+        assert_eq!(
+            match_query("5GHz p53 E0277 CD4").as_deref(),
+            Some("\"5ghz\" OR \"p53\" OR \"e0277\" OR \"cd4\"")
         );
     }
 

@@ -182,6 +182,21 @@ impl<'a> Iterator for Pieces<'a> {
     }
 }
 
+/// The letters and the digits of each code-like word of `text` typed
+/// without its separator (`LDG4012` → `ldg`, `4012`), as texts write such
+/// codes with one (`LDG-4012`), which the indexes cut in two. Only two or
+/// more letters then two or more digits: `5GHz`, `p53` or `E0277` stay whole.
+pub fn code_parts(text: &str) -> impl Iterator<Item = String> + '_ {
+    words(text).flat_map(|word| {
+        let letters = word.bytes().take_while(u8::is_ascii_alphabetic).count();
+        let digits = &word[letters..];
+        let code = letters >= 2 && digits.len() >= 2 && digits.bytes().all(|b| b.is_ascii_digit());
+        code.then(|| [word[..letters].to_lowercase(), digits.to_string()])
+            .into_iter()
+            .flatten()
+    })
+}
+
 /// Each word of `text` written with inner punctuation, its 2 to
 /// [`MAX_JOINED_PARTS`] parts joined and lowercased (`Wi-Fi` → `wifi`,
 /// `2.14.3` → `2143`), when none is CJK and the joined word has at least 3
