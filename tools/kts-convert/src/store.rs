@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use anyhow::Context;
 use kts_record::DocRecord;
+use kts_record::stored_document::{CONTENT_SHA256, content_sha256};
 use serde_json::Value;
 
 use crate::images::Image;
@@ -56,7 +57,7 @@ pub fn cached(
     };
     // Folders written before the check have no hash and are taken as they are.
     if let Some(written) = object.remove(CONTENT_SHA256)
-        && written.as_str() != Some(sha256_hex(&markdown).as_str())
+        && written.as_str() != Some(content_sha256(&markdown).as_str())
     {
         return Err(dir.join("content.md"));
     }
@@ -64,14 +65,6 @@ pub fn cached(
     // The scope may have moved since: the record names where it is now.
     object.insert("root".into(), root.to_string_lossy().into());
     Ok(serde_json::from_value(stored).ok())
-}
-
-/// The field of `metadata.json` holding the SHA-256 of `content.md`.
-const CONTENT_SHA256: &str = "content_sha256";
-
-fn sha256_hex(text: &str) -> String {
-    use sha2::{Digest, Sha256};
-    crate::images::hex(&Sha256::digest(text.as_bytes()))
 }
 
 /// Writes a document's folder, replacing the previous one.
@@ -162,7 +155,7 @@ fn write_folder(dir: &Path, doc: &DocRecord, images: &[Image]) -> anyhow::Result
     if let Some(object) = stored.as_object_mut() {
         object.remove("markdown");
         object.insert("converter".into(), CONVERTER_REVISION.into());
-        object.insert(CONTENT_SHA256.into(), sha256_hex(&doc.markdown).into());
+        object.insert(CONTENT_SHA256.into(), content_sha256(&doc.markdown).into());
     }
     fs::write(
         dir.join("metadata.json"),

@@ -9,13 +9,24 @@ use kts_query::rank::confidence::{answer_confidence, logistic};
 /// Hits per query whose confidence is judged: those nDCG@10 sees.
 pub const JUDGED_HITS: usize = NDCG_AT;
 
+/// A query's ranked documents and their hits' confidence records, in the
+/// same order.
+fn ranked<'a>(query: &Query, run: &'a Run) -> Option<(&'a [String], &'a [HitConfidence])> {
+    Some((
+        run.rankings.get(&query.id)?,
+        run.confidences.get(&query.id)?,
+    ))
+}
+
+fn is_relevant(query: &Query, doc: &str) -> bool {
+    query.judgments.get(doc).is_some_and(|&g| g > 0)
+}
+
 /// Every judged hit's confidence record and whether it is relevant.
 pub fn labelled(queries: &[Query], run: &Run) -> Vec<(HitConfidence, bool)> {
     let mut out = Vec::new();
     for query in queries {
-        let (Some(docs), Some(confidences)) =
-            (run.rankings.get(&query.id), run.confidences.get(&query.id))
-        else {
+        let Some((docs, confidences)) = ranked(query, run) else {
             continue;
         };
         let mut seen = std::collections::HashSet::new();
@@ -26,7 +37,7 @@ pub fn labelled(queries: &[Query], run: &Run) -> Vec<(HitConfidence, bool)> {
             if seen.len() > JUDGED_HITS {
                 break;
             }
-            let relevant = query.judgments.get(doc).is_some_and(|&g| g > 0);
+            let relevant = is_relevant(query, doc);
             out.push((confidence.clone(), relevant));
         }
     }
@@ -41,16 +52,13 @@ pub fn labelled(queries: &[Query], run: &Run) -> Vec<(HitConfidence, bool)> {
 pub fn withheld(queries: &[Query], run: &Run) -> Vec<Vec<HitConfidence>> {
     let mut out = Vec::new();
     for query in queries {
-        let (Some(docs), Some(confidences)) =
-            (run.rankings.get(&query.id), run.confidences.get(&query.id))
-        else {
+        let Some((docs, confidences)) = ranked(query, run) else {
             continue;
         };
-        let relevant = |doc: &String| query.judgments.get(doc).is_some_and(|&g| g > 0);
         let (removed, kept): (Vec<_>, Vec<_>) = docs
             .iter()
             .zip(confidences)
-            .partition(|(doc, _)| relevant(doc));
+            .partition(|(doc, _)| is_relevant(query, doc));
         if removed.is_empty() {
             continue;
         }
@@ -219,9 +227,7 @@ fn scored(labelled: &[(HitConfidence, bool)], c: &[f64; 8]) -> Vec<(f64, bool)> 
 pub fn answer_auroc(queries: &[Query], run: &Run) -> Option<f64> {
     let mut scored = Vec::new();
     for query in queries {
-        let (Some(docs), Some(confidences)) =
-            (run.rankings.get(&query.id), run.confidences.get(&query.id))
-        else {
+        let Some((docs, confidences)) = ranked(query, run) else {
             continue;
         };
         let best = confidences
@@ -229,10 +235,7 @@ pub fn answer_auroc(queries: &[Query], run: &Run) -> Option<f64> {
             .take(JUDGED_HITS)
             .filter_map(|c| c.confidence)
             .reduce(f64::max);
-        let answered = docs
-            .iter()
-            .take(JUDGED_HITS)
-            .any(|d| query.judgments.get(d).is_some_and(|&g| g > 0));
+        let answered = docs.iter().take(JUDGED_HITS).any(|d| is_relevant(query, d));
         scored.extend(best.map(|b| (b, answered)));
     }
     auroc(&scored)

@@ -7,14 +7,17 @@
 mod error_code;
 mod format;
 pub mod function_words;
+mod percent;
 mod query_records;
 mod records;
 pub mod scope_path;
+pub mod stored_document;
 
 pub use error_code::ErrorCode;
 pub use format::{
     Format, Utf16, cell_reference, detect_format, sniff_file_format, utf16_without_bom,
 };
+pub use percent::percent_decoded;
 pub use query_records::{
     LedgerHit, LedgerRecord, PlanNote, PlanRecord, PlannedQuery, ScopeCountRecord,
 };

@@ -5,6 +5,7 @@ use std::path::Path;
 
 use anyhow::Context;
 use kts_record::scope_path;
+use kts_record::stored_document::{CONTENT_SHA256, content_sha256};
 use rusqlite::{OptionalExtension, Row};
 use serde_json::Value;
 
@@ -160,16 +161,9 @@ impl Store {
         }
         let markdown = std::fs::read_to_string(folder.join("content.md")).ok()?;
         // Changed since kts-convert wrote it (by hand, or damaged): not served.
-        let written = metadata.get("content_sha256").and_then(Value::as_str);
-        let read = || {
-            use sha2::{Digest, Sha256};
-            Sha256::digest(markdown.as_bytes())
-                .iter()
-                .map(|b| format!("{b:02x}"))
-                .collect::<String>()
-        };
+        let written = metadata.get(CONTENT_SHA256).and_then(Value::as_str);
         written
-            .is_none_or(|written| written == read())
+            .is_none_or(|written| written == content_sha256(&markdown))
             .then_some(markdown)
     }
 }

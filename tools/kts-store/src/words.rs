@@ -233,7 +233,9 @@ pub fn indexed_text(text: &str) -> String {
 pub fn indexed_title(title: &str, path: &str) -> String {
     let mut indexed = indexed_text(title);
     let mut known: Vec<String> = indexed.split(' ').map(str::to_lowercase).collect();
-    for word in path_names(&percent_decoded(path)).flat_map(|name| {
+    // Names written percent-encoded (saved web pages, ids made into file
+    // names) are read as their words.
+    for word in path_names(&kts_record::percent_decoded(path)).flat_map(|name| {
         words(&normalized(name))
             .map(str::to_string)
             .collect::<Vec<_>>()
@@ -269,34 +271,6 @@ fn path_names(path: &str) -> impl Iterator<Item = &str> {
             name.chars().any(char::is_alphabetic).then_some(name)
         })
     })
-}
-
-/// `%2F` and the like decoded: names written percent-encoded (saved web
-/// pages, ids made into file names) are read as their words.
-fn percent_decoded(path: &str) -> Cow<'_, str> {
-    if !path.contains('%') {
-        return Cow::Borrowed(path);
-    }
-    let bytes = path.as_bytes();
-    let mut decoded = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = bytes
-            .get(i + 1..i + 3)
-            .and_then(|h| std::str::from_utf8(h).ok())
-            .and_then(|h| u8::from_str_radix(h, 16).ok());
-        match (bytes[i], hex) {
-            (b'%', Some(byte)) => {
-                decoded.push(byte);
-                i += 3;
-            }
-            (byte, _) => {
-                decoded.push(byte);
-                i += 1;
-            }
-        }
-    }
-    Cow::Owned(String::from_utf8_lossy(&decoded).into_owned())
 }
 
 #[cfg(test)]

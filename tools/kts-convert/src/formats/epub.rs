@@ -193,7 +193,7 @@ fn encrypted_parts(package: &mut Package) -> Result<Vec<String>, ConvertError> {
 /// document; `None` when it is absolute, remote or climbs out of the package.
 fn package_path(base: &str, href: &str) -> Option<String> {
     let href = href.split(['#', '?']).next().unwrap_or_default();
-    let href = percent_decode(href);
+    let href = kts_record::percent_decoded(href);
     if href.is_empty() || href.starts_with('/') || href.contains(':') || href.contains('\\') {
         return None;
     }
@@ -208,29 +208,6 @@ fn package_path(base: &str, href: &str) -> Option<String> {
         }
     }
     Some(segments.join("/"))
-}
-
-fn percent_decode(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = bytes
-            .get(i + 1..i + 3)
-            .and_then(|h| std::str::from_utf8(h).ok())
-            .and_then(|h| u8::from_str_radix(h, 16).ok());
-        match (bytes[i], hex) {
-            (b'%', Some(byte)) => {
-                out.push(byte);
-                i += 3;
-            }
-            (byte, _) => {
-                out.push(byte);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 #[cfg(test)]
@@ -426,6 +403,6 @@ mod tests {
         );
         assert_eq!(package_path("OEBPS", "../../x.xhtml"), None);
         assert_eq!(package_path("", "C:\\x.xhtml"), None);
-        assert_eq!(percent_decode("%zz%4"), "%zz%4");
+        assert_eq!(kts_record::percent_decoded("%zz%4"), "%zz%4");
     }
 }
