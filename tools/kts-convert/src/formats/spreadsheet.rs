@@ -568,6 +568,49 @@ mod tests {
     }
 
     #[test]
+    fn threaded_comments_are_read_with_their_replies_and_people() {
+        let rows = r#"<row r="1"><c r="A1" t="inlineStr"><is><t>Ducks</t></is></c></row><row r="2"><c r="A2"><v>80</v></c></row>"#;
+        let notice = "[Threaded comment]\n\nYour version of Excel allows you to read this threaded comment; however, any edits to it will get removed if the file is opened in a newer version of Excel. Learn more: https://go.microsoft.com/fwlink/?linkid=870924\n\nComment:\n    ";
+        let legacy = format!(
+            r#"<comments xmlns="{MAIN}"><authors><author>tc={{T1}}</author><author>tc={{T3}}</author><author>Ada</author></authors><commentList><comment ref="A2" authorId="0"><text><t>{notice}Too low?</t></text></comment><comment ref="A1" authorId="1"><text><t>{notice}Count ducks only</t></text></comment><comment ref="B1" authorId="2"><text><t>Plain note</t></text></comment></commentList></comments>"#
+        );
+        let threads = r#"<ThreadedComments xmlns="t"><threadedComment ref="A2" dT="2026-06-18T17:12:37.41" personId="{P1}" id="{T1}"><text>Too low?</text></threadedComment><threadedComment ref="A2" dT="2026-06-18T17:15:52.31" personId="{P2}" id="{T2}" parentId="{T1}"><text>It was a cold year</text></threadedComment></ThreadedComments>"#;
+        let people = r#"<personList xmlns="t"><person displayName="Jane Smith (JS)" id="{P1}"/><person displayName="Marcus Sterling" id="{P2}"/></personList>"#;
+        let sheet_rels = format!(
+            r#"<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId2" Type="http://schemas.microsoft.com/office/2017/10/relationships/threadedComment" Target="../threadedComments/threadedComment1.xml"/><Relationship Id="rId1" Type="{RELS}/comments" Target="../comments1.xml"/></Relationships>"#
+        );
+        let bytes = xlsx_package(&[("Data", rows)], "", &[]);
+        let limits = Limits::default();
+        let mut package = Package::open(&bytes, &limits).unwrap();
+        let workbook_rels = String::from_utf8(package.part("xl/_rels/workbook.xml.rels").unwrap())
+            .unwrap()
+        .replace(
+            "</Relationships>",
+            r#"<Relationship Id="rIdP" Type="http://schemas.microsoft.com/office/2017/10/relationships/person" Target="persons/person.xml"/></Relationships>"#,
+        );
+        let with_comments = package
+            .with_parts_replaced(&[
+                ("xl/worksheets/_rels/sheet1.xml.rels", sheet_rels.as_bytes()),
+                ("xl/comments1.xml", legacy.as_bytes()),
+                (
+                    "xl/threadedComments/threadedComment1.xml",
+                    threads.as_bytes(),
+                ),
+                ("xl/persons/person.xml", people.as_bytes()),
+                ("xl/_rels/workbook.xml.rels", workbook_rels.as_bytes()),
+            ])
+            .unwrap();
+        assert_eq!(
+            xlsx_markdown(&with_comments),
+            "## Data\n\n| Ducks |\n| --- |\n| 80 |\n\n\
+             > Comment (Jane Smith (JS), 2026-06-18T17:12:37) on A2: Too low?\n\
+             > Comment (Marcus Sterling, 2026-06-18T17:15:52) on A2: It was a cold year\n\
+             > Comment on A1: Count ducks only\n\n\
+             > Comment (Ada) on B1: Plain note\n"
+        );
+    }
+
+    #[test]
     fn a_chart_on_a_worksheet_follows_its_tables() {
         let rows = r#"<row r="1"><c r="A1" t="inlineStr"><is><t>Month</t></is></c><c r="B1" t="inlineStr"><is><t>Signups</t></is></c></row><row r="2"><c r="A2" t="inlineStr"><is><t>Jan</t></is></c><c r="B2"><v>5</v></c></row>"#;
         let chart = r#"<chartSpace xmlns:a="a"><chart><title><tx><rich><a:p><a:r><a:t>Signups trend</a:t></a:r></a:p></rich></tx></title><plotArea><lineChart><ser><tx><strRef><f>Data!$B$1</f></strRef></tx><cat><strRef><f>Data!$A$2</f></strRef></cat><val><numRef><f>Data!$B$2</f></numRef></val></ser></lineChart></plotArea></chart></chartSpace>"#;

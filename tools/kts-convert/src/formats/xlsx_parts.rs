@@ -15,6 +15,7 @@ use super::sheet_layout::CellComment;
 
 /// The parts of an xlsx package's sheets, by sheet name, and its cell styles.
 pub struct SheetParts {
+    workbook: String,
     parts: HashMap<String, String>,
     /// The number format of each cell style, by style index (`None` for
     /// General and the formats shown as plain values).
@@ -37,6 +38,7 @@ impl SheetParts {
             .unwrap_or_default();
         let Some(root) = package.part(&workbook).and_then(|x| Element::parse(&x)) else {
             return Self {
+                workbook,
                 parts,
                 number_formats,
             };
@@ -52,6 +54,7 @@ impl SheetParts {
             }
         }
         Self {
+            workbook,
             parts,
             number_formats,
         }
@@ -84,38 +87,101 @@ impl SheetParts {
     }
 
     /// The comments on a sheet's cells, in the order the package lists them.
+    /// A modern (threaded) comment is read from its own part, replies
+    /// included: the legacy copy Excel writes beside it only holds a notice
+    /// that the reader's Excel is too old, and the thread flattened.
     pub fn comments(&self, package: &mut Package, sheet: &str) -> Vec<CellComment> {
         let Some(part) = self.parts.get(sheet) else {
             return Vec::new();
         };
-        let Some(comments_part) = package
-            .relationships(part)
-            .into_iter()
+        let relationships = package.relationships(part);
+        let threaded = relationships
+            .iter()
+            .find(|r| r.is("threadedComment") && !r.external)
+            .and_then(|r| package.part(&r.target))
+            .and_then(|x| Element::parse(&x))
+            .map(|root| self.threaded_comments(package, &root))
+            .unwrap_or_default();
+        let Some(root) = relationships
+            .iter()
             .find(|r| r.is("comments") && !r.external)
-        else {
-            return Vec::new();
-        };
-        let Some(root) = package
-            .part(&comments_part.target)
+            .and_then(|r| package.part(&r.target))
             .and_then(|x| Element::parse(&x))
         else {
-            return Vec::new();
+            return threaded;
         };
         let authors: Vec<String> = root
             .child("authors")
             .map(|a| a.elements().map(Element::text).collect())
             .unwrap_or_default();
-        let mut comments = Vec::new();
-        root.descendants("comment", &mut comments);
+        let mut legacy = Vec::new();
+        root.descendants("comment", &mut legacy);
+        let mut comments: Vec<CellComment> = Vec::new();
+        for comment in legacy {
+            let Some((row, col)) = comment.attr("ref").and_then(parse_reference) else {
+                continue;
+            };
+            let thread: Vec<&CellComment> = threaded
+                .iter()
+                .filter(|c| (c.row, c.col) == (row, col))
+                .collect();
+            let author = comment
+                .attr("authorId")
+                .and_then(|i| i.parse::<usize>().ok())
+                .and_then(|i| authors.get(i).cloned())
+                .unwrap_or_default();
+            let text = comment.child("text").map(Element::text).unwrap_or_default();
+            if !thread.is_empty() {
+                comments.extend(thread.into_iter().cloned());
+            } else if author.starts_with("tc=") {
+                comments.push(CellComment {
+                    row,
+                    col,
+                    author: String::new(),
+                    text: thread_in_legacy_copy(&text).to_owned(),
+                });
+            } else {
+                comments.push(CellComment {
+                    row,
+                    col,
+                    author,
+                    text,
+                });
+            }
+        }
+        for comment in threaded {
+            if !comments
+                .iter()
+                .any(|c| (c.row, c.col) == (comment.row, comment.col))
+            {
+                comments.push(comment);
+            }
+        }
         comments
+    }
+
+    /// The comments of a threaded-comments part, each reply after what it
+    /// answers, its author the person's display name and the comment's time.
+    fn threaded_comments(&self, package: &mut Package, root: &Element) -> Vec<CellComment> {
+        let people = self.people(package);
+        let mut threaded = Vec::new();
+        root.descendants("threadedComment", &mut threaded);
+        threaded
             .iter()
             .filter_map(|comment| {
                 let (row, col) = parse_reference(comment.attr("ref")?)?;
-                let author = comment
-                    .attr("authorId")
-                    .and_then(|i| i.parse::<usize>().ok())
-                    .and_then(|i| authors.get(i).cloned())
+                let mut author = comment
+                    .attr("personId")
+                    .and_then(|id| people.get(id).cloned())
                     .unwrap_or_default();
+                if let Some(time) = comment.attr("dT") {
+                    let time = time.split('.').next().unwrap_or(time);
+                    author = if author.is_empty() {
+                        time.to_owned()
+                    } else {
+                        format!("{author}, {time}")
+                    };
+                }
                 let text = comment.child("text").map(Element::text).unwrap_or_default();
                 Some(CellComment {
                     row,
@@ -124,6 +190,25 @@ impl SheetParts {
                     text,
                 })
             })
+            .collect()
+    }
+
+    /// The display names of the workbook's people (threaded comments' authors), by id.
+    fn people(&self, package: &mut Package) -> HashMap<String, String> {
+        let Some(root) = package
+            .relationships(&self.workbook)
+            .iter()
+            .find(|r| r.is("person") && !r.external)
+            .and_then(|r| package.part(&r.target))
+            .and_then(|x| Element::parse(&x))
+        else {
+            return HashMap::new();
+        };
+        let mut people = Vec::new();
+        root.descendants("person", &mut people);
+        people
+            .iter()
+            .filter_map(|p| Some((p.attr("id")?.to_owned(), p.attr("displayName")?.to_owned())))
             .collect()
     }
 
@@ -222,6 +307,13 @@ pub fn parse_range(reference: &str) -> Option<(String, Dimensions)> {
     let (first, last) = cells.split_once(':').unwrap_or((cells, cells));
     let (start, end) = (parse_reference(first)?, parse_reference(last)?);
     (start.0 <= end.0 && start.1 <= end.1).then(|| (sheet, Dimensions::new(start, end)))
+}
+
+/// The thread in the legacy copy of a threaded comment, without the notice
+/// before it: what follows its "Comment:" line.
+fn thread_in_legacy_copy(text: &str) -> &str {
+    text.split_once("Comment:")
+        .map_or(text, |(_, thread)| thread)
 }
 
 /// (row, column) from 0 of a reference such as `B2` (absolute `$B$2` too).
