@@ -1,6 +1,7 @@
 //! Ranking signals after fusion: how well each candidate chunk fits the
 //! question beyond the retrievers' ranks. Each signal is in [0, 1]; a
-//! candidate's fused score is multiplied by 1 + Σ weight × signal.
+//! candidate's fused score is multiplied by 1 + Σ weight × signal, and
+//! divided by 1 + weight × signal for each [`PENALTIES`] signal.
 
 use std::collections::BTreeMap;
 
@@ -71,6 +72,11 @@ pub const WEIGHTS: &[(&str, f64, &str)] = &[
         0.0,
         "the question's words per word of the chunk (saturating)",
     ),
+    (
+        "superseded",
+        0.3,
+        "the document calls itself deprecated, obsolete, superseded, outdated or archived in its title or folder, and the question does not ask for such documents (divides the score by 1 + weight)",
+    ),
     ("bm25", 1.0, "weight in fusion of the BM25 lists"),
     ("vector", 1.0, "weight in fusion of the vector lists"),
     ("part", 1.0, "weight in fusion of each part's lists"),
@@ -90,6 +96,16 @@ pub const WEIGHTS: &[(&str, f64, &str)] = &[
         "share of the best fused chunks' mean vector added to the question's (feedback step)",
     ),
 ];
+
+/// The signals that lower a candidate's score rather than raise it.
+const PENALTIES: &[&str] = &["superseded"];
+
+/// Words by which a document says it is no longer current, in its title
+/// ("Failover runbook (DEPRECATED, 2022)") or a folder's name.
+const SUPERSEDED_MARKS: &[&str] = &["deprecated", "obsolete", "superseded", "outdated"];
+
+/// Folders that hold documents no longer current (`docs/archive/`).
+const ARCHIVE_FOLDERS: &[&str] = &["archive", "archived"];
 
 /// The largest weight `--weight` takes: past it, scores overflow.
 const MAX_WEIGHT: f64 = 100.0;
@@ -205,6 +221,9 @@ pub fn signals(plan: &Plan, hit: &Hit, extractor: &Extractor) -> Vec<(&'static s
         let density = hits / chunk_words.len().max(1) as f64;
         out.push(("density", density / (density + HALF_DENSITY)));
     }
+    if is_superseded(hit) && !asks_for_superseded(plan) {
+        out.push(("superseded", 1.0));
+    }
     if !plan.phrases.is_empty() {
         let said = plan
             .phrases
@@ -252,12 +271,63 @@ fn names_title(terms: &[&str], title: &str) -> bool {
     !required.is_empty() && share(terms, &title_terms) == 1.0 && share(required, terms) == 1.0
 }
 
+/// Whether the document marks itself as no longer current: its title says
+/// so as a label (in capitals, in brackets, or before a colon: not "Deprecated
+/// APIs", a list that is current), or a folder it is in is named so.
+fn is_superseded(hit: &Hit) -> bool {
+    let is_mark = |word: &str, marks: &[&str]| marks.iter().any(|m| word.eq_ignore_ascii_case(m));
+    let folders = hit.path.rsplit_once('/').map_or("", |(folders, _)| folders);
+    let in_folder = folders
+        .split(|c: char| !c.is_alphanumeric())
+        .any(|word| is_mark(word, SUPERSEDED_MARKS) || is_mark(word, ARCHIVE_FOLDERS));
+    in_folder || labels_superseded(&hit.title, |word| is_mark(word, SUPERSEDED_MARKS))
+}
+
+/// Whether a title holds a mark as a label: in capitals, within brackets, or
+/// followed by a colon.
+fn labels_superseded(title: &str, is_mark: impl Fn(&str) -> bool) -> bool {
+    let mut depth = 0usize;
+    let mut word_start = None;
+    for (at, c) in title.char_indices().chain([(title.len(), ' ')]) {
+        if c.is_alphanumeric() {
+            word_start.get_or_insert(at);
+            continue;
+        }
+        if let Some(start) = word_start.take() {
+            let word = &title[start..at];
+            let labelled = depth > 0 || c == ':' || word.chars().all(|c| c.is_uppercase());
+            if labelled && is_mark(word) {
+                return true;
+            }
+        }
+        match c {
+            '(' | '[' => depth += 1,
+            ')' | ']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    false
+}
+
+/// Whether the question asks for documents that are no longer current
+/// ("which endpoints are deprecated", "the archived runbook").
+fn asks_for_superseded(plan: &Plan) -> bool {
+    let marks = || SUPERSEDED_MARKS.iter().chain(ARCHIVE_FOLDERS);
+    plan.terms
+        .iter()
+        .any(|term| marks().any(|m| stem(term) == stem(m)))
+}
+
 /// The factor a candidate's fused score is multiplied by.
 pub fn boost(signals: &[(&'static str, f64)], weights: &Weights) -> f64 {
-    1.0 + signals
-        .iter()
-        .map(|(name, value)| weights.get(name) * value)
-        .sum::<f64>()
+    let sum = |penalties: bool| {
+        signals
+            .iter()
+            .filter(|(name, _)| PENALTIES.contains(name) == penalties)
+            .map(|(name, value)| weights.get(name) * value)
+            .sum::<f64>()
+    };
+    (1.0 + sum(false)) / (1.0 + sum(true))
 }
 
 /// The share of `terms` found among `words` (a question has few terms: a
@@ -485,6 +555,64 @@ mod tests {
             boost(&seen, &Weights::default()),
             1.0,
             "nothing matched, nothing added: {seen:?}"
+        );
+    }
+
+    #[test]
+    fn a_document_marked_as_no_longer_current_is_ranked_lower() {
+        let plan = |question: &str| Plan {
+            terms: query_terms(question),
+            ..Plan::default()
+        };
+        let factor = |question: &str, title: &str, path: &str| {
+            let hit = Hit {
+                path: path.into(),
+                ..hit(title, "GENERAL", "Fail over the ledger database.")
+            };
+            boost(
+                &signals(&plan(question), &hit, &Extractor::new(&[], &[])),
+                &Weights::default(),
+            )
+        };
+        let current = factor(
+            "ledger failover",
+            "Ledger failover runbook",
+            "runbooks/a.md",
+        );
+        for (title, path) in [
+            (
+                "Ledger failover runbook (DEPRECATED, 2022)",
+                "runbooks/b.md",
+            ),
+            ("Ledger failover runbook", "docs/Archive/b.md"),
+            ("Obsolete: ledger failover", "b.md"),
+            ("[outdated] Ledger failover", "b.md"),
+        ] {
+            let marked = factor("ledger failover", title, path);
+            assert!(
+                (marked * 1.3 - current).abs() < 1e-9,
+                "{title} in {path}: {marked} against {current}"
+            );
+        }
+        for (title, path) in [
+            ("Ledger failover runbook", "archives-of-2022/b.md"),
+            ("Deprecated ledger failover settings", "b.md"),
+            ("Ledger failover: what is deprecated", "b.md"),
+        ] {
+            assert_eq!(
+                factor("ledger failover", title, path),
+                current,
+                "not a label: {title} in {path}"
+            );
+        }
+        assert_eq!(
+            factor(
+                "deprecated ledger failover",
+                "Failover (deprecated)",
+                "b.md"
+            ),
+            factor("deprecated ledger failover", "Failover", "b.md"),
+            "asked for"
         );
     }
 
