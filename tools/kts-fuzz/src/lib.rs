@@ -25,6 +25,7 @@ pub const TARGETS: &[(&str, Check)] = &[
     ("convert_html", |data| convert(Format::Html, data)),
     ("convert_json", |data| convert(Format::Json, data)),
     ("convert_docx", |data| convert(Format::Docx, data)),
+    ("convert_doc", |data| convert(Format::Doc, data)),
     ("convert_pptx", |data| convert(Format::Pptx, data)),
     ("convert_pdf", |data| convert(Format::Pdf, data)),
     ("convert_csv", |data| convert(Format::Csv, data)),

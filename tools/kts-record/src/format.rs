@@ -13,6 +13,8 @@ pub enum Format {
     Html,
     Json,
     Docx,
+    // Word 97–2003 (.doc): a compound file with a `WordDocument` stream.
+    Doc,
     Pptx,
     Pdf,
     // Delimiter-separated values: .csv and .tsv (comma, semicolon, tab or pipe).
@@ -49,6 +51,7 @@ impl Format {
             Self::Html => "html",
             Self::Json => "json",
             Self::Docx => "docx",
+            Self::Doc => "doc",
             Self::Pptx => "pptx",
             Self::Pdf => "pdf",
             Self::Csv => "csv",
@@ -83,6 +86,7 @@ impl Format {
             "html" | "htm" | "xhtml" => Self::Html,
             "json" => Self::Json,
             "docx" | "docm" => Self::Docx,
+            "doc" | "dot" => Self::Doc,
             "pptx" | "pptm" => Self::Pptx,
             "pdf" => Self::Pdf,
             "csv" | "tsv" | "tab" => Self::Csv,
@@ -113,9 +117,11 @@ enum Magic {
     /// A zip package: which Office part it holds, if any.
     Zip(Option<Format>),
     /// An OLE compound file: legacy Office, an encrypted OOXML package, or
-    /// an Outlook message (when its directory names property streams).
+    /// an Outlook message (when its directory names property streams), a
+    /// Word document (when it names a `WordDocument` stream).
     Compound {
         outlook: bool,
+        word: bool,
     },
     Image(Format),
     Binary,
@@ -150,6 +156,7 @@ fn sniff(head: &[u8], zip_names: &[u8]) -> Magic {
     if head.starts_with(&[0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1]) {
         return Magic::Compound {
             outlook: contains(zip_names, OUTLOOK_STREAM_PREFIX),
+            word: contains(zip_names, WORD_STREAM),
         };
     }
     let sample = &head[..head.len().min(8192)];
@@ -265,6 +272,10 @@ const SCRIPTS: [&[std::ops::RangeInclusive<u32>]; 11] = [
 /// names of an Outlook message's property streams.
 const OUTLOOK_STREAM_PREFIX: &[u8] = b"_\0_\0s\0u\0b\0s\0t\0g\x001\0.\x000\0_\0";
 
+/// The name of a Word document's main stream, as a compound file's
+/// directory holds it (UTF-16LE).
+const WORD_STREAM: &[u8] = b"W\0o\0r\0d\0D\0o\0c\0u\0m\0e\0n\0t\0";
+
 /// The format the `mimetype` entry names: ODF and EPUB store it first and
 /// uncompressed, so its content follows its name in the first bytes.
 fn package_mimetype(head: &[u8]) -> Option<Format> {
@@ -344,8 +355,12 @@ pub fn detect_format(head: &[u8], tail: &[u8], extension: Option<&str>) -> Optio
     match sniff(head, &names) {
         Magic::Pdf => Some(Format::Pdf),
         Magic::Zip(Some(office)) => Some(office),
+        Magic::Compound {
+            word: true,
+            outlook,
+        } if is_word_document(outlook, by_extension) => Some(Format::Doc),
         // A legacy Office extension keeps its format: a workbook may embed a message.
-        Magic::Compound { outlook: true } if !by_extension.is_some_and(is_office) => {
+        Magic::Compound { outlook: true, .. } if !by_extension.is_some_and(is_office) => {
             Some(Format::Msg)
         }
         Magic::Image(image) => Some(image),
@@ -375,10 +390,22 @@ pub fn detect_format(head: &[u8], tail: &[u8], extension: Option<&str>) -> Optio
     }
 }
 
+/// Whether a compound file whose directory names a `WordDocument` stream is
+/// a Word document rather than a file embedding one: a workbook may embed a
+/// Word document, and so may an Outlook message (as an attachment).
+fn is_word_document(outlook: bool, by_extension: Option<Format>) -> bool {
+    match by_extension {
+        Some(Format::Doc) => true,
+        Some(Format::Xls) => false,
+        _ => !outlook,
+    }
+}
+
 fn is_office(format: Format) -> bool {
     matches!(
         format,
         Format::Docx
+            | Format::Doc
             | Format::Pptx
             | Format::Pdf
             | Format::Xlsx
@@ -614,6 +641,26 @@ mod tests {
             None,
             "a compound file without property streams is not a message"
         );
+    }
+
+    #[test]
+    fn word_documents_by_their_stream_content_first() {
+        let mut doc = vec![0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1, 0];
+        doc.extend_from_slice(WORD_STREAM);
+        assert_eq!(detect_format(&doc, b"", None), Some(Format::Doc));
+        assert_eq!(detect_format(&doc, b"", Some("docx")), Some(Format::Doc));
+        assert_eq!(detect_format(&doc, b"", Some("txt")), Some(Format::Doc));
+        // A workbook or a message may embed a Word document.
+        assert_eq!(detect_format(&doc, b"", Some("xls")), Some(Format::Xls));
+        let mut msg = doc.clone();
+        msg.extend_from_slice(OUTLOOK_STREAM_PREFIX);
+        assert_eq!(detect_format(&msg, b"", None), Some(Format::Msg));
+        assert_eq!(detect_format(&msg, b"", Some("doc")), Some(Format::Doc));
+        // Its directory out of reach: the extension claims it.
+        let ole = [0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1, 0];
+        assert_eq!(detect_format(&ole, b"", Some("DOC")), Some(Format::Doc));
+        assert_eq!(Format::from_extension("dot"), Some(Format::Doc));
+        assert_eq!(Format::Doc.as_str(), "doc");
     }
 
     #[test]

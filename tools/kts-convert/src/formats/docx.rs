@@ -25,6 +25,11 @@ use super::{Context, ConvertError, Converted};
 use super::{omml, one_line};
 
 pub fn convert(bytes: &[u8], ctx: &mut Context) -> Result<Converted, ConvertError> {
+    // A .docx that is really a Word 97–2003 file (an encrypted package is a
+    // compound file too, and is reported as such by `Package::open`).
+    if ooxml::is_ole(bytes) && ooxml::encryption_error(bytes).is_none() {
+        return super::doc::convert(bytes);
+    }
     let mut package = Package::open(bytes, ctx.limits)?;
     let main = package
         .main_part("officeDocument")

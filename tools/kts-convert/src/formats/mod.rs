@@ -6,6 +6,7 @@
 
 mod asciidoc;
 mod csv;
+mod doc;
 mod docx;
 mod epub;
 mod html;
@@ -162,6 +163,7 @@ pub fn convert(format: Format, bytes: &[u8], ctx: &mut Context) -> Result<Conver
         Format::Html => html::convert(bytes),
         Format::Json => json::convert(bytes),
         Format::Docx => docx::convert(bytes, ctx),
+        Format::Doc => doc::convert(bytes),
         Format::Pptx => pptx::convert(bytes, ctx),
         Format::Pdf => pdf::convert(bytes, ctx),
         Format::Csv => csv::convert(bytes),

@@ -576,7 +576,7 @@ fn control_token(rtf: &[u8], at: usize) -> (Token, usize) {
 }
 
 /// The encoding of a Windows code page number.
-fn code_page(number: i32) -> Option<&'static Encoding> {
+pub(crate) fn code_page(number: i32) -> Option<&'static Encoding> {
     let label = match number {
         65001 => "utf-8".to_owned(),
         932 => "shift_jis".to_owned(),

@@ -19,6 +19,7 @@ use self::names::Renamed;
 use super::{Context, ConvertError, Converted, Part, PartDocument};
 use crate::images::ImageSink;
 
+pub(crate) use outlook::filetime_to_rfc3339;
 pub use render::without_attachment_list;
 
 /// Messages inside messages deeper than this are listed, not converted.

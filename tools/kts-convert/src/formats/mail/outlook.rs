@@ -232,7 +232,7 @@ fn stream_name(id: u16, kind: u16) -> String {
 }
 
 /// A FILETIME (100 ns ticks since 1601) as RFC 3339 UTC, if it is a plausible date.
-fn filetime_to_rfc3339(ticks: u64) -> Option<String> {
+pub(crate) fn filetime_to_rfc3339(ticks: u64) -> Option<String> {
     const UNIX_EPOCH_SECONDS: u64 = 11_644_473_600;
     let seconds = (ticks / 10_000_000).checked_sub(UNIX_EPOCH_SECONDS)?;
     let (days, time) = (seconds / 86_400, seconds % 86_400);
