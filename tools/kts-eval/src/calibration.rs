@@ -4,7 +4,7 @@
 use crate::beir::Query;
 use crate::metrics::NDCG_AT;
 use crate::pipeline::{HitConfidence, Run};
-use kts_query::rank::confidence::{answer_confidence, logistic};
+use kts_query::rank::confidence::{Coefficients, answer_confidence, logistic};
 
 /// Hits per query whose confidence is judged: those nDCG@10 sees.
 pub const JUDGED_HITS: usize = NDCG_AT;
@@ -106,7 +106,7 @@ fn rank_of(reciprocal: f64) -> Option<usize> {
 /// AUROC of the best hit's confidence, by the model `coefficients`, for
 /// telling each question asked of its scope from the same question with its
 /// answers withheld ([`withheld`]).
-pub fn withheld_auroc(queries: &[Query], run: &Run, coefficients: &[f64; 8]) -> Option<f64> {
+pub fn withheld_auroc(queries: &[Query], run: &Run, coefficients: &Coefficients) -> Option<f64> {
     let best = |hits: &[HitConfidence]| {
         let scores: Vec<f64> = hits
             .iter()
@@ -167,7 +167,7 @@ pub fn confidence_auroc(labelled: &[(HitConfidence, bool)]) -> Option<f64> {
 /// the AUROC it reaches on the data it was fitted on.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Fit {
-    pub coefficients: [f64; 8],
+    pub coefficients: Coefficients,
     pub auroc: Option<f64>,
     /// AUROC of two-fold cross-validation: each half of the queries scored
     /// by the model fitted on the other half.
@@ -191,14 +191,14 @@ pub fn fit(labelled: &[(HitConfidence, bool)]) -> Fit {
     }
 }
 
-fn coefficients(labelled: &[(HitConfidence, bool)]) -> [f64; 8] {
+fn coefficients(labelled: &[(HitConfidence, bool)]) -> Coefficients {
     const STEPS: usize = 4000;
     const LEARNING_RATE: f64 = 0.5;
     const L2: f64 = 1e-4;
     let n = labelled.len().max(1) as f64;
-    let mut c = [0.0f64; 8];
+    let mut c = Coefficients::default();
     for _ in 0..STEPS {
-        let mut gradient = [0.0f64; 8];
+        let mut gradient = Coefficients::default();
         for (hit, relevant) in labelled {
             let p = logistic(&c, &hit.features);
             let error = p - f64::from(u8::from(*relevant));
@@ -215,7 +215,7 @@ fn coefficients(labelled: &[(HitConfidence, bool)]) -> [f64; 8] {
     c
 }
 
-fn scored(labelled: &[(HitConfidence, bool)], c: &[f64; 8]) -> Vec<(f64, bool)> {
+fn scored(labelled: &[(HitConfidence, bool)], c: &Coefficients) -> Vec<(f64, bool)> {
     labelled
         .iter()
         .map(|(hit, relevant)| (logistic(c, &hit.features), *relevant))
@@ -244,6 +244,7 @@ pub fn answer_auroc(queries: &[Query], run: &Run) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use kts_query::rank::confidence::Features;
 
     #[test]
     fn auroc_by_hand() {
@@ -258,10 +259,11 @@ mod tests {
 
     #[test]
     fn a_withheld_answer_leaves_the_other_hits_closed_up() {
-        // Features: cosine, 1/vector rank, 1/BM25 rank, both, coverage, title, 1/position.
+        // Features: cosine, 1/vector rank, 1/BM25 rank, both, coverage, title, 1/position,
+        // rare coverage.
         let hit = |vector: f64, bm25: f64, position: f64| HitConfidence {
             confidence: Some(0.5),
-            features: [0.7, 1.0 / vector, bm25, 1.0, 0.5, 0.0, 1.0 / position],
+            features: [0.7, 1.0 / vector, bm25, 1.0, 0.5, 0.0, 1.0 / position, 0.4],
         };
         let query = Query {
             id: "q".into(),
@@ -286,18 +288,18 @@ mod tests {
         );
         let withheld = withheld(std::slice::from_ref(&query), &run);
         assert_eq!(withheld.len(), 1);
-        let features: Vec<[f64; 7]> = withheld[0].iter().map(|h| h.features).collect();
+        let features: Vec<Features> = withheld[0].iter().map(|h| h.features).collect();
         // "other": vector rank 3 behind both answer chunks → 1, no BM25 rank, first.
-        assert_eq!(features[0], [0.7, 1.0, 0.0, 1.0, 0.5, 0.0, 1.0]);
+        assert_eq!(features[0], [0.7, 1.0, 0.0, 1.0, 0.5, 0.0, 1.0, 0.4]);
         // "third": vector 5 → 3, BM25 3 → 1, second.
-        assert_eq!(features[1], [0.7, 1.0 / 3.0, 1.0, 1.0, 0.5, 0.0, 0.5]);
+        assert_eq!(features[1], [0.7, 1.0 / 3.0, 1.0, 1.0, 0.5, 0.0, 0.5, 0.4]);
     }
 
     #[test]
     fn the_fit_learns_a_separating_feature() {
         let hit = |x: f64| HitConfidence {
             confidence: None,
-            features: [x, 0.0, 0.0, 0.0, 0.0, 0.0, 0.5],
+            features: [x, 0.0, 0.0, 0.0, 0.0, 0.0, 0.5, 0.0],
         };
         let data: Vec<(HitConfidence, bool)> = (0..40)
             .map(|i| {

@@ -15,6 +15,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::beir::hex;
+use kts_query::rank::confidence::Features;
 
 /// The command that builds the tools kts-eval runs.
 pub const BUILD_HINT: &str =
@@ -396,7 +397,7 @@ struct BatchHit {
 pub struct HitConfidence {
     pub confidence: Option<f64>,
     /// The inputs of kts-query's confidence model (see `kts_query::rank::confidence`).
-    pub features: [f64; 7],
+    pub features: Features,
 }
 
 fn id_string(value: &Value) -> Option<String> {

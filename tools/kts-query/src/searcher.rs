@@ -662,11 +662,12 @@ impl Searcher {
         let rowids: Vec<i64> = fused[..considered].iter().map(|f| f.rowid).collect();
         let hits = self.store.fetch_hits(&rowids)?;
         let by_rowid: HashMap<i64, &kts_store::Hit> = hits.iter().map(|h| (h.rowid, h)).collect();
+        let rarities = self.store.rarities(&plan.terms)?;
         for f in fused[..considered].iter_mut() {
             let Some(hit) = by_rowid.get(&f.rowid) else {
                 continue;
             };
-            let signals = rank::signals::signals(plan, hit, plain_extractor());
+            let signals = rank::signals::signals(plan, &rarities, hit, plain_extractor());
             f.score *= rank::signals::boost(&signals, &self.settings.weights);
             for (name, value) in signals {
                 f.signals.insert(

@@ -113,6 +113,50 @@ impl Store {
         self.search_fts5(query, k, filters)
     }
 
+    /// How rare each word is among the chunks: BM25's inverse document
+    /// frequency, ln(1 + (N − n + 0.5) / (n + 0.5)) for a word n of N chunks
+    /// hold (a word no chunk holds is the rarest).
+    pub fn rarities(&self, words: &[String]) -> anyhow::Result<Vec<f64>> {
+        let (total, frequencies) = self.document_frequencies(words)?;
+        let total = total as f64;
+        Ok(frequencies
+            .into_iter()
+            .map(|n| {
+                let n = n as f64;
+                (1.0 + (total - n + 0.5) / (n + 0.5)).ln()
+            })
+            .collect())
+    }
+
+    fn document_frequencies(&self, words: &[String]) -> anyhow::Result<(u64, Vec<u64>)> {
+        if let (Some(index), _) = self.lexical()? {
+            match index.document_frequencies(words) {
+                Ok(found) => return Ok(found),
+                Err(e) => self.lexical_is_damaged(&e),
+            }
+        }
+        let count = |sql: &str, word: Option<String>| -> anyhow::Result<u64> {
+            let mut stmt = self.conn.prepare_cached(sql)?;
+            let n: i64 = match word {
+                Some(word) => stmt.query_row([word], |r| r.get(0))?,
+                None => stmt.query_row([], |r| r.get(0))?,
+            };
+            Ok(n.max(0) as u64)
+        };
+        let total = count("SELECT count(*) FROM chunks", None)?;
+        let frequencies = words
+            .iter()
+            .map(|word| match match_query(word) {
+                Some(query) => count(
+                    "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?1",
+                    Some(query),
+                ),
+                None => Ok(0),
+            })
+            .collect::<anyhow::Result<_>>()?;
+        Ok((total, frequencies))
+    }
+
     /// Leaves the lexical index aside until another connection commits.
     fn lexical_is_damaged(&self, e: &anyhow::Error) {
         if let Some((_, index, state)) = &mut *self.lexical.borrow_mut() {

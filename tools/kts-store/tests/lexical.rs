@@ -439,3 +439,31 @@ fn a_hyphenated_question_word_finds_the_word_written_whole_in_both_indexes() {
     assert_eq!(lexical.len(), 12, "every chunk says wifi");
     assert_eq!(rowids(&lexical).len(), rowids(&fts5).len());
 }
+
+#[test]
+fn rarities_are_the_same_from_the_index_and_from_fts5() {
+    let dir = tempfile::tempdir().unwrap();
+    let scope = dir.path();
+    write(scope, (0..20).map(|n| document(n, "GENERAL", "first")));
+    let words: Vec<String> = ["vpn", "Cafés", "part", "monitor", "the"]
+        .map(String::from)
+        .to_vec();
+    let from_fts5 = Store::open_read(scope).unwrap().rarities(&words).unwrap();
+    sync(scope);
+    let reader = Store::open_read(scope).unwrap();
+    assert_eq!(reader.lexical_state().unwrap(), LexicalState::Current);
+    let from_index = reader.rarities(&words).unwrap();
+    for (a, b) in from_fts5.iter().zip(&from_index) {
+        assert!((a - b).abs() < 1e-9, "{from_fts5:?} against {from_index:?}");
+    }
+    let [vpn, cafe, part, monitor, _] = from_index[..] else {
+        panic!("one rarity per word: {from_index:?}");
+    };
+    assert!(part < vpn, "every chunk says part: {from_index:?}");
+    assert!(cafe < monitor && vpn < monitor, "Cafés is found as café");
+    let chunks = 60.0f64;
+    assert!(
+        (monitor - (1.0 + (chunks + 0.5) / 0.5).ln()).abs() < 1e-9,
+        "a word no chunk says is the rarest: {monitor}"
+    );
+}

@@ -6,7 +6,7 @@
 use crate::rank::fuse::Fused;
 
 /// The model's inputs, in the order of [`COEFFICIENTS`].
-pub const FEATURES: [&str; 7] = [
+pub const FEATURES: [&str; 8] = [
     "vector_cosine",
     "vector_rank",
     "bm25_rank",
@@ -14,25 +14,33 @@ pub const FEATURES: [&str; 7] = [
     "coverage",
     "title",
     "position",
+    "rare_coverage",
 ];
+
+/// A hit's values of [`FEATURES`].
+pub type Features = [f64; FEATURES.len()];
+/// A model: intercept, then one coefficient per feature.
+pub type Coefficients = [f64; FEATURES.len() + 1];
 
 /// Intercept, then one coefficient per feature: fitted by
 /// `kts-eval ../shared/eval/scifact --split train --fit-confidence` (logistic
 /// regression on the first 10 hits of its 809 queries, hybrid, default
-/// steps). AUROC 0.9109 in sample, 0.9099 under two-fold cross-validation.
-pub const COEFFICIENTS: [f64; 8] = [
-    -5.8641, 2.2849, 1.5942, 1.7398, -0.4634, 1.6007, 0.3256, 1.5856,
+/// steps). AUROC 0.9116 in sample, 0.9108 under two-fold cross-validation.
+pub const COEFFICIENTS: Coefficients = [
+    -5.8392, 2.0562, 1.5984, 1.5996, -0.5072, 0.2359, 0.1713, 1.5627, 2.0196,
 ];
 
 /// The same model fitted on a `--mode bm25` run (`kts-eval
 /// ../shared/eval/scifact --split train --modes bm25 --fit-confidence`), for
 /// searches without vectors (BM25 mode, or an index without embeddings),
-/// whose hits lack vector evidence because none was sought. AUROC 0.8896 in
-/// sample, 0.8889 under two-fold cross-validation.
-pub const KEYWORD_COEFFICIENTS: [f64; 8] = [-5.6844, 0.0, 0.0, 2.081, 0.0, 2.2808, 1.2533, 2.4319];
+/// whose hits lack vector evidence because none was sought. AUROC 0.8988 in
+/// sample, 0.8973 under two-fold cross-validation.
+pub const KEYWORD_COEFFICIENTS: Coefficients = [
+    -5.9244, 0.0, 0.0, 2.0201, 0.0, 0.2391, 0.9961, 2.195, 3.1057,
+];
 
 /// The features of a fused hit at `position` (from 1) of the results.
-pub fn features(fused: &Fused, position: usize) -> [f64; 7] {
+pub fn features(fused: &Fused, position: usize) -> Features {
     features_of(
         fused
             .signals
@@ -47,7 +55,7 @@ pub fn features(fused: &Fused, position: usize) -> [f64; 7] {
 pub fn features_of<'a>(
     signals: impl Iterator<Item = (&'a str, usize, f64)> + Clone,
     position: usize,
-) -> [f64; 7] {
+) -> Features {
     let best = |suffix: &str| {
         signals
             .clone()
@@ -71,17 +79,18 @@ pub fn features_of<'a>(
         signal("coverage"),
         signal("title"),
         1.0 / position.max(1) as f64,
+        signal("rare_coverage"),
     ]
 }
 
 /// The probability that a hit with these features is relevant, found by a
 /// search that ran vector search (`vectors_searched`) or not.
-pub fn confidence(features: &[f64; 7], vectors_searched: bool) -> f64 {
+pub fn confidence(features: &Features, vectors_searched: bool) -> f64 {
     logistic(coefficients(vectors_searched), features)
 }
 
 /// The model of a search that ran vector search or not.
-pub fn coefficients(vectors_searched: bool) -> &'static [f64; 8] {
+pub fn coefficients(vectors_searched: bool) -> &'static Coefficients {
     match vectors_searched {
         true => &COEFFICIENTS,
         false => &KEYWORD_COEFFICIENTS,
@@ -89,7 +98,7 @@ pub fn coefficients(vectors_searched: bool) -> &'static [f64; 8] {
 }
 
 /// σ(c₀ + Σ cᵢ xᵢ).
-pub fn logistic(coefficients: &[f64; 8], features: &[f64; 7]) -> f64 {
+pub fn logistic(coefficients: &Coefficients, features: &Features) -> f64 {
     let z = coefficients[0]
         + features
             .iter()
@@ -142,7 +151,12 @@ mod tests {
 
     #[test]
     fn agreement_and_similarity_raise_confidence() {
-        let strong = fused(&[("bm25", 1, 12.0), ("vector", 1, 0.8), ("coverage", 0, 1.0)]);
+        let strong = fused(&[
+            ("bm25", 1, 12.0),
+            ("vector", 1, 0.8),
+            ("coverage", 0, 1.0),
+            ("rare_coverage", 0, 1.0),
+        ]);
         let weak = fused(&[("bm25", 40, 2.0)]);
         let (strong, weak) = (
             confidence(&features(&strong, 1), true),
@@ -154,7 +168,14 @@ mod tests {
 
     #[test]
     fn a_keyword_search_is_not_blamed_for_the_vector_evidence_it_did_not_seek() {
-        let found = features(&fused(&[("bm25", 1, 12.0), ("coverage", 0, 1.0)]), 1);
+        let found = features(
+            &fused(&[
+                ("bm25", 1, 12.0),
+                ("coverage", 0, 1.0),
+                ("rare_coverage", 0, 1.0),
+            ]),
+            1,
+        );
         let (hybrid, keyword) = (confidence(&found, true), confidence(&found, false));
         assert!(keyword > hybrid, "keyword {keyword}, hybrid {hybrid}");
         assert!(keyword > 0.5, "{keyword}");

@@ -63,6 +63,11 @@ pub const WEIGHTS: &[(&str, f64, &str)] = &[
         "share of the question's words the chunk contains",
     ),
     (
+        "rare_coverage",
+        0.0,
+        "share of the question's words the chunk contains, each word counted by its rarity in the scope (BM25's inverse document frequency)",
+    ),
+    (
         "proximity",
         0.3,
         "share of the question's neighbouring words that stand close together in the chunk",
@@ -166,7 +171,14 @@ impl Weights {
 }
 
 /// The signals of one candidate (only those the question gives a basis for).
-pub fn signals(plan: &Plan, hit: &Hit, extractor: &Extractor) -> Vec<(&'static str, f64)> {
+/// `rarities` weighs each of the plan's terms, in order (see
+/// `Store::rarities`).
+pub fn signals(
+    plan: &Plan,
+    rarities: &[f64],
+    hit: &Hit,
+    extractor: &Extractor,
+) -> Vec<(&'static str, f64)> {
     let mut out = Vec::new();
     let chunk_lower = kts_store::normalized(&hit.text).to_lowercase();
     let chunk_words: Vec<&str> = stems(&chunk_lower).collect();
@@ -214,6 +226,10 @@ pub fn signals(plan: &Plan, hit: &Hit, extractor: &Extractor) -> Vec<(&'static s
             f64::from(u8::from(names_title(&terms, &hit.title))),
         ));
         out.push(("coverage", best_share(&chunk_words)));
+        out.push((
+            "rare_coverage",
+            weighted_share(&terms, rarities, &chunk_words),
+        ));
         if terms.len() > 1 {
             out.push(("proximity", proximity(&terms, &chunk_words)));
         }
@@ -337,6 +353,24 @@ fn share(terms: &[&str], words: &[&str]) -> f64 {
     found as f64 / terms.len() as f64
 }
 
+/// The share of `terms` found among `words`, each term counted by its
+/// weight (the terms count alike when the weights are missing or all zero).
+fn weighted_share(terms: &[&str], weights: &[f64], words: &[&str]) -> f64 {
+    let weight = |i: usize| {
+        if weights.len() == terms.len() && weights.iter().any(|w| *w > 0.0) {
+            weights[i].max(0.0)
+        } else {
+            1.0
+        }
+    };
+    let total: f64 = (0..terms.len()).map(weight).sum();
+    let found: f64 = (0..terms.len())
+        .filter(|&i| words.contains(&terms[i]))
+        .map(weight)
+        .sum();
+    if total > 0.0 { found / total } else { 0.0 }
+}
+
 /// The share of the question's neighbouring pairs of terms that occur
 /// within [`PROXIMITY_WINDOW`] words of each other (in either order) in
 /// `words`: the chunk says them together, not only somewhere.
@@ -406,10 +440,15 @@ mod tests {
 
     /// One signal of a chunk of `text`, if the question gave it a basis.
     fn signal(plan: &Plan, text: &str, name: &str) -> Option<f64> {
-        signals(plan, &hit("", "GENERAL", text), &Extractor::new(&[], &[]))
-            .into_iter()
-            .find(|(n, _)| *n == name)
-            .map(|(_, value)| value)
+        signals(
+            plan,
+            &[],
+            &hit("", "GENERAL", text),
+            &Extractor::new(&[], &[]),
+        )
+        .into_iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, value)| value)
     }
 
     #[test]
@@ -467,6 +506,7 @@ mod tests {
         let named = |question: &str, title: &str| {
             signals(
                 &plan(question),
+                &[],
                 &hit(title, "GENERAL", "text"),
                 &Extractor::new(&[], &[]),
             )
@@ -533,7 +573,7 @@ mod tests {
             "TROUBLESHOOT",
             "To fix AUTH401, clear the token cache: tokens expire.",
         );
-        let seen: BTreeMap<_, _> = signals(&plan(), &good, &Extractor::new(&[], &[]))
+        let seen: BTreeMap<_, _> = signals(&plan(), &[], &good, &Extractor::new(&[], &[]))
             .into_iter()
             .collect();
         assert_eq!(seen["error_code"], 1.0);
@@ -546,7 +586,7 @@ mod tests {
         assert_eq!(seen["entities"], 1.0);
 
         let poor = hit("Lunch", "GENERAL", "AUTH4011 is a product number.");
-        let seen = signals(&plan(), &poor, &Extractor::new(&[], &[]));
+        let seen = signals(&plan(), &[], &poor, &Extractor::new(&[], &[]));
         let by_name: BTreeMap<_, _> = seen.iter().cloned().collect();
         assert_eq!(by_name["error_code"], 0.0);
         assert_eq!(by_name["intent"], 0.0);
@@ -570,7 +610,7 @@ mod tests {
                 ..hit(title, "GENERAL", "Fail over the ledger database.")
             };
             boost(
-                &signals(&plan(question), &hit, &Extractor::new(&[], &[])),
+                &signals(&plan(question), &[], &hit, &Extractor::new(&[], &[])),
                 &Weights::default(),
             )
         };
@@ -614,6 +654,33 @@ mod tests {
             factor("deprecated ledger failover", "Failover", "b.md"),
             "asked for"
         );
+    }
+
+    #[test]
+    fn rare_coverage_counts_the_rare_words_more() {
+        let plan = Plan {
+            terms: vec!["request".into(), "new".into(), "monitor".into()],
+            ..Plan::default()
+        };
+        let rare = |rarities: &[f64], text: &str| {
+            signals(
+                &plan,
+                rarities,
+                &hit("", "GENERAL", text),
+                &Extractor::new(&[], &[]),
+            )
+            .into_iter()
+            .find(|(n, _)| *n == "rare_coverage")
+            .map(|(_, value)| value)
+        };
+        let text = "To request a new laptop, file a ticket.";
+        assert_eq!(rare(&[1.0, 0.5, 2.5], text), Some(0.375));
+        assert_eq!(
+            rare(&[], text),
+            Some(2.0 / 3.0),
+            "without rarities, every word counts alike"
+        );
+        assert_eq!(rare(&[1.0, 0.5, 2.5], "A new monitor"), Some(0.75));
     }
 
     #[test]

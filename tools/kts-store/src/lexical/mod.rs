@@ -341,6 +341,25 @@ impl LexicalIndex {
     }
 }
 
+impl LexicalIndex {
+    /// How many chunks there are, and how many hold each of these words.
+    pub fn document_frequencies(&self, words: &[String]) -> anyhow::Result<(u64, Vec<u64>)> {
+        contained(|| {
+            let searcher = self.reader.searcher();
+            let frequencies = words
+                .iter()
+                .map(|word| match term(word) {
+                    Some(word) => {
+                        Ok(searcher.doc_freq(&Term::from_field_text(self.fields.body, &word))?)
+                    }
+                    None => Ok(0),
+                })
+                .collect::<anyhow::Result<_>>()?;
+            Ok((searcher.num_docs(), frequencies))
+        })
+    }
+}
+
 thread_local! {
     /// Whether this thread runs a tantivy call under [`contained`].
     static CONTAINING: Cell<bool> = const { Cell::new(false) };
