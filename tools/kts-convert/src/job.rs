@@ -421,7 +421,13 @@ fn quiet_panics_in_converters() {
 fn is_text_sized(format: Format) -> bool {
     matches!(
         format,
-        Format::Md | Format::Txt | Format::Json | Format::Csv | Format::Vtt | Format::Adoc
+        Format::Md
+            | Format::Txt
+            | Format::Json
+            | Format::Csv
+            | Format::Vtt
+            | Format::Adoc
+            | Format::Latex
     )
 }
 

@@ -920,3 +920,71 @@ fn a_time_limit_of_a_day_converts_and_a_longer_one_is_a_usage_error() {
         assert!(records.is_empty());
     }
 }
+
+#[test]
+fn a_latex_paper_becomes_markdown_with_its_title_and_authors() {
+    let scope = tempfile::tempdir().unwrap();
+    let paper = r"\documentclass{article}
+\newcommand{\product}{Stormbox}
+\title{Servicing the \product{} Pump}
+\author{Ann Lee \and Bo Chan}
+\begin{document}
+\maketitle
+\begin{abstract}
+How to service the \product. % internal: check with Bo
+\end{abstract}
+\section{Limits}
+Pressure stays under $p_{max}$\footnote{See the data sheet.}.
+\begin{itemize}
+\item Drain the tank
+\item Replace the seal
+\end{itemize}
+\begin{table}
+\begin{tabular}{ll}
+\hline
+Part & Interval \\ \hline
+Seal & 6 months \\
+\end{tabular}
+\caption{Service intervals}
+\end{table}
+\begin{equation}
+Q = v A
+\end{equation}
+\input{appendix}
+\end{document}
+";
+    std::fs::write(scope.path().join("pump.tex"), paper).unwrap();
+    std::fs::write(
+        scope.path().join("unterminated.ltx"),
+        r"\begin{document}\begin{itemize}\item {open",
+    )
+    .unwrap();
+    let input: Vec<Value> = ["pump.tex", "unterminated.ltx"]
+        .iter()
+        .map(|name| file_record(scope.path(), name))
+        .collect();
+    let (output, docs) = convert(&input, &["--no-store"]);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let doc = &docs[0];
+    assert_eq!(doc["format"], "latex");
+    assert_eq!(doc["title"], "Servicing the Stormbox Pump");
+    assert_eq!(doc["metadata"]["author"], "Ann Lee, Bo Chan");
+    assert_eq!(
+        doc["markdown"],
+        "# Servicing the Stormbox Pump\n\nAnn Lee\n\nBo Chan\n\n## Abstract\n\nHow to service the Stormbox.\n\n\
+         ## Limits\n\nPressure stays under $p_{max}$[^1].\n\n- Drain the tank\n- Replace the seal\n\n\
+         | Part | Interval |\n| --- | --- |\n| Seal | 6 months |\n\nTable: Service intervals\n\n$$\nQ = v A\n$$\n\n\
+         [included file: appendix.tex]\n\n[^1]: See the data sheet.\n"
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("pump.tex: \\input{appendix.tex} is not followed"),
+        "{stderr}"
+    );
+    assert_eq!(docs[1]["format"], "latex");
+    assert_eq!(docs[1]["markdown"], "- open\n");
+}

@@ -23,7 +23,7 @@ const ABOUT: &str =
 
 const AFTER_HELP: &str = "\
 Each supported file (md, txt, html, json, docx, doc, pptx, pdf, csv/tsv, xlsx/xlsm,
-xls, ods, odt, odp, epub, rtf, vtt, adoc, eml, mbox, msg, png, jpg, tiff; format detected from the content) becomes one kts.file/1 line with its path relative to DIR, size,
+xls, ods, odt, odp, epub, rtf, vtt, adoc, tex, eml, mbox, msg, png, jpg, tiff; format detected from the content) becomes one kts.file/1 line with its path relative to DIR, size,
 mtime, sha256, format and status: new, changed, unchanged or deleted against
 what the scope's index holds (DIR/.kts/kts.db), or against the previous crawl
 when there is no index yet (so before a scope's first index, a crawl that was

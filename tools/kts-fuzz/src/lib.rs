@@ -41,6 +41,7 @@ pub const TARGETS: &[(&str, Check)] = &[
     ("convert_rtf", |data| convert(Format::Rtf, data)),
     ("convert_vtt", |data| convert(Format::Vtt, data)),
     ("convert_adoc", |data| convert(Format::Adoc, data)),
+    ("convert_latex", |data| convert(Format::Latex, data)),
     ("convert_png", |data| convert(Format::Png, data)),
     ("detect", detect),
     ("records", records),

@@ -37,6 +37,8 @@ pub enum Format {
     Vtt,
     // AsciiDoc: .adoc and .asciidoc.
     Adoc,
+    // LaTeX sources: .tex, .latex and .ltx.
+    Latex,
     // Images, read with OCR.
     Png,
     Jpg,
@@ -67,6 +69,7 @@ impl Format {
             Self::Rtf => "rtf",
             Self::Vtt => "vtt",
             Self::Adoc => "adoc",
+            Self::Latex => "latex",
             Self::Png => "png",
             Self::Jpg => "jpg",
             Self::Tiff => "tiff",
@@ -102,6 +105,7 @@ impl Format {
             "rtf" => Self::Rtf,
             "vtt" => Self::Vtt,
             "adoc" | "asciidoc" => Self::Adoc,
+            "tex" | "latex" | "ltx" => Self::Latex,
             "png" => Self::Png,
             "jpg" | "jpeg" => Self::Jpg,
             "tif" | "tiff" => Self::Tiff,
@@ -381,7 +385,8 @@ pub fn detect_format(head: &[u8], tail: &[u8], extension: Option<&str>) -> Optio
                 | Format::Mbox
                 | Format::Rtf
                 | Format::Vtt
-                | Format::Adoc,
+                | Format::Adoc
+                | Format::Latex,
             ) => by_extension,
             // A binary format's extension on text content: let the converter report it.
             Some(binary) => Some(binary),
@@ -432,14 +437,16 @@ fn sniff_announced(head: &[u8]) -> Option<Format> {
     }
 }
 
-/// Recognises HTML, mailboxes and e-mail messages by their opening, for files
-/// without a telling extension.
+/// Recognises HTML, LaTeX, mailboxes and e-mail messages by their opening,
+/// for files without a telling extension.
 fn sniff_text(head: &[u8]) -> Option<Format> {
     let text = String::from_utf8_lossy(&head[..head.len().min(4096)]);
     let lower = text.to_ascii_lowercase();
     let start = lower.trim_start_matches('\u{feff}').trim_start();
     if start.starts_with("<!doctype html") || start.starts_with("<html") {
         Some(Format::Html)
+    } else if starts_like_latex(&text) {
+        Some(Format::Latex)
     } else if text.starts_with("From ") && starts_with_mail_headers(text.split_once('\n')?.1) {
         Some(Format::Mbox)
     } else if starts_with_mail_headers(&text) {
@@ -447,6 +454,21 @@ fn sniff_text(head: &[u8]) -> Option<Format> {
     } else {
         None
     }
+}
+
+/// Whether `text` opens, after blank and comment lines, with what only a
+/// LaTeX document opens with.
+fn starts_like_latex(text: &str) -> bool {
+    let first = text
+        .trim_start_matches('\u{feff}')
+        .lines()
+        .map(str::trim)
+        .find(|line| !line.is_empty() && !line.starts_with('%'));
+    first.is_some_and(|line| {
+        ["\\documentclass", "\\documentstyle", "\\begin{document}"]
+            .iter()
+            .any(|opening| line.starts_with(opening))
+    })
 }
 
 /// Whether `text` opens with an RFC 822 header block naming at least two of
@@ -700,6 +722,24 @@ mod tests {
             Some(Format::Adoc)
         );
         assert_eq!(detect_format(b"= Title", b"", Some("asc")), None);
+    }
+
+    #[test]
+    fn latex_by_its_extension_or_its_opening() {
+        for extension in ["tex", "latex", "LTX"] {
+            assert_eq!(
+                detect_format(b"Some text", b"", Some(extension)),
+                Some(Format::Latex)
+            );
+        }
+        let paper = b"% main file\n\n\\documentclass[11pt]{article}\n\\begin{document}\n";
+        assert_eq!(detect_format(paper, b"", None), Some(Format::Latex));
+        assert_eq!(
+            detect_format(b"\\begin{document}\nHi", b"", None),
+            Some(Format::Latex)
+        );
+        assert_eq!(detect_format(paper, b"", Some("md")), Some(Format::Md));
+        assert_eq!(detect_format(b"Use \\documentclass first", b"", None), None);
     }
 
     #[test]

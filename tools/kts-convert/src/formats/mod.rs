@@ -13,6 +13,7 @@ mod html;
 mod image;
 mod image_size;
 mod json;
+mod latex;
 mod mail;
 mod number_format;
 mod odf;
@@ -176,6 +177,7 @@ pub fn convert(format: Format, bytes: &[u8], ctx: &mut Context) -> Result<Conver
         Format::Rtf => rtf::convert(bytes),
         Format::Vtt => vtt::convert(bytes),
         Format::Adoc => asciidoc::convert(bytes),
+        Format::Latex => latex::convert(bytes),
         Format::Png | Format::Jpg | Format::Tiff => image::convert(bytes, format.as_str(), ctx),
         Format::Eml | Format::Mbox | Format::Msg => {
             convert_with_parts(format, bytes, ctx).map(|(converted, _)| converted)

@@ -143,6 +143,7 @@ fn media_type_extension(media_type: &str) -> Option<&'static str> {
         "text/csv" => "csv",
         "text/tab-separated-values" => "tsv",
         "application/json" => "json",
+        "application/x-tex" | "application/x-latex" | "text/x-tex" => "tex",
         "message/rfc822" => "eml",
         _ => return None,
     })
