@@ -16,8 +16,10 @@ use serde::de::{DeserializeOwned, IgnoredAny, MapAccess, Visitor};
 use serde::{Deserializer, de};
 use serde_json::{Value, json};
 
-/// Longest message taken on stdin, in bytes (HTTP takes 4 MiB).
+/// Longest message taken, in bytes, on stdin and over HTTP.
 pub const MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
+/// Bytes kept of a message too long to take, to read its id from.
+pub const KEPT_OF_OVERSIZED: usize = 4096;
 
 /// The methods kts-mcp answers.
 const METHODS: [&str; 9] = [
@@ -32,10 +34,16 @@ const METHODS: [&str; 9] = [
     "resources/read",
 ];
 
+/// The only protocol version with JSON-RPC batches: the next removed them.
+pub const BATCH_VERSION: &str = "2025-03-26";
+
 /// What is done with a message received.
 pub enum Checked {
     /// A message for rmcp.
     Message(Box<ClientJsonRpcMessage>),
+    /// A batch: its messages, each to be checked apart ([`check_value`]),
+    /// when the client negotiated [`BATCH_VERSION`] (see [`batch_refused`]).
+    Batch(Vec<Value>),
     /// A notification that cannot be read: no answer (JSON-RPC answers no
     /// notification), only a line in the log.
     Ignored(String),
@@ -102,22 +110,43 @@ pub fn check(bytes: &[u8]) -> Checked {
             ));
         }
     };
+    match value {
+        Value::Array(messages) if !messages.is_empty() => Checked::Batch(messages),
+        value => check_value(value),
+    }
+}
+
+/// A message read (one of a batch, or the only one).
+pub fn check_value(value: Value) -> Checked {
     let notification = value.get("method").is_some() && value.get("id").is_none();
-    match check_value(value) {
+    match message(value) {
         Ok(message) => Checked::Message(Box::new(message)),
         Err(refusal) if notification => Checked::Ignored(refusal.message),
         Err(refusal) => Checked::Refused(refusal),
     }
 }
 
-fn check_value(value: Value) -> Result<ClientJsonRpcMessage, Refusal> {
+/// The refusal of a batch from a client that negotiated `version` (or none yet).
+pub fn batch_refused(version: Option<&str>) -> Refusal {
+    Refusal::new(
+        Value::Null,
+        ErrorCode::INVALID_REQUEST,
+        format!(
+            "Invalid request: a batch (an array of messages), which only protocol \
+             {BATCH_VERSION} takes and this client negotiated {}: send one message at a time",
+            version.unwrap_or("none yet")
+        ),
+    )
+}
+
+fn message(value: Value) -> Result<ClientJsonRpcMessage, Refusal> {
     let object = match &value {
         Value::Object(object) => object,
         Value::Array(_) => {
             return Err(Refusal::new(
                 Value::Null,
                 ErrorCode::INVALID_REQUEST,
-                "Invalid request: a batch (an array of messages); MCP sends one message at a time",
+                "Invalid request: an empty batch, or a batch in a batch",
             ));
         }
         other => {
@@ -202,26 +231,35 @@ pub fn unanswered(request: &CustomRequest) -> ErrorData {
         "resources/list" => reason::<ListResourcesRequest>(typed),
         "resources/templates/list" => reason::<ListResourceTemplatesRequest>(typed),
         "resources/read" => reason::<ReadResourceRequest>(typed),
-        _ => {
-            return ErrorData::new(
-                ErrorCode::METHOD_NOT_FOUND,
-                format!(
-                    "Method not found: {method:?}; kts-mcp answers {}",
-                    METHODS.join(", ")
-                ),
-                None,
-            );
-        }
+        _ => return method_not_found(method),
     };
     let why = refused.unwrap_or_else(|| "they are not what it takes".into());
     ErrorData::invalid_params(format!("Invalid params of {method}: {why}"), None)
 }
 
-/// Why `value` is not a `T`.
+/// The error answering a method kts-mcp does not answer, with those it does.
+pub fn method_not_found(method: &str) -> ErrorData {
+    ErrorData::new(
+        ErrorCode::METHOD_NOT_FOUND,
+        format!(
+            "Method not found: {method:?}; kts-mcp answers {}",
+            METHODS.join(", ")
+        ),
+        None,
+    )
+}
+
+/// Why `value` is not a `T`, in JSON's words rather than Rust's.
 fn reason<T: DeserializeOwned>(value: Value) -> Option<String> {
-    serde_json::from_value::<T>(value)
-        .err()
-        .map(|e| e.to_string())
+    let why = serde_json::from_value::<T>(value).err()?.to_string();
+    let rust_words = ["a map", "a sequence", "unit value"];
+    let json_words = ["an object", "an array", "null"];
+    Some(
+        rust_words
+            .iter()
+            .zip(json_words)
+            .fold(why, |why, (rust, json)| why.replace(rust, json)),
+    )
 }
 
 /// The value of the `"id"` key of a JSON object cut short, when it comes
@@ -263,6 +301,7 @@ mod tests {
             Checked::Refused(refusal) => refusal,
             Checked::Message(m) => panic!("{line}: taken as {m:?}"),
             Checked::Ignored(why) => panic!("{line}: ignored ({why})"),
+            Checked::Batch(messages) => panic!("{line}: a batch of {}", messages.len()),
         }
     }
 
@@ -274,9 +313,11 @@ mod tests {
             (ErrorCode::PARSE_ERROR, Value::Null)
         );
         assert_eq!(not_json.response()["error"]["code"], -32700);
-        let batch = refused(r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#);
-        assert_eq!(batch.code, ErrorCode::INVALID_REQUEST);
-        assert!(batch.message.contains("batch"), "{batch}");
+        let empty = refused("[]");
+        assert_eq!(empty.code, ErrorCode::INVALID_REQUEST);
+        assert!(empty.message.contains("batch"), "{empty}");
+        let batch = r#"[{"jsonrpc":"2.0","id":1,"method":"ping"},[]]"#;
+        assert!(matches!(check(batch.as_bytes()), Checked::Batch(m) if m.len() == 2));
         for (line, code, says) in [
             (
                 r#"{"jsonrpc":"2.0","id":12,"method":"ping","params":[1,2]}"#,
@@ -354,6 +395,11 @@ mod tests {
             json!({"name": "search", "arguments": "alpha"}),
         ));
         assert_eq!(call.code, ErrorCode::INVALID_PARAMS);
+        assert!(
+            call.message.ends_with("expected an object"),
+            "{}",
+            call.message
+        );
         assert!(
             call.message.starts_with("Invalid params of tools/call: "),
             "{}",

@@ -4,11 +4,13 @@
 //! no search logic of its own and only reads.
 
 mod arguments;
+mod batch;
 mod early_messages;
 mod http;
 mod jsonrpc;
 mod prompts;
 mod resources;
+mod running;
 mod server;
 mod stdio;
 mod stop;
@@ -47,19 +49,21 @@ where), related (the kts.node/1 records of the documents most related to
 one) and check_answer (the kts.evidence/1 records of an answer's claims).
 
 Prompts: one per scope (named by its slug, argument `question`) carrying the
-scope's context for the question, and `ask`, routed like kts-query ROOT.
+scope's context for the question, and `ask`, routed like kts-query ROOT (a
+scope slugged ask has the prompt scope-ask).
 
 Resources: kts://SCOPE/PATH, one per document, as Markdown.
 
 HTTP listens on loopback only, and answers a web page (a request with an
-Origin header) only from a loopback origin, unless --allow-remote, which
-requires a bearer --token (or $KTS_MCP_TOKEN). Logs go to stderr. It stops
-on end of input (stdio), SIGTERM or SIGINT: a signal stops it cleanly
-whenever it comes, with status 0 (over HTTP, the requests then running have
-5 s to finish). Each request has a time limit (--timeout); past it, or once
-the client cancels the request, its work stops at its next search. A
-message that is no JSON-RPC message is answered with the JSON-RPC error
-saying why, with its id when it has one (over HTTP, with status 400).
+Origin header) only from a loopback origin, with CORS headers, unless
+--allow-remote, which requires a bearer --token (or $KTS_MCP_TOKEN). Logs
+go to stderr. It stops on end of input (stdio), SIGTERM or SIGINT: a signal
+stops it cleanly whenever it comes, with status 0 (over HTTP, the requests
+then running have 5 s to finish). Each request has a time limit
+(--timeout); past it, or once the client cancels the request (over HTTP
+too), its work stops at its next search. A message that is no JSON-RPC
+message, or over 16 MiB, is answered with the JSON-RPC error saying why,
+with its id when it has one (over HTTP, with status 400).
 Served over HTTP, here or to other machines: kts-mcp ROOT --http
 127.0.0.1:8765, or KTS_MCP_TOKEN=s3cret kts-mcp ROOT --http 0.0.0.0:8765
 --allow-remote.

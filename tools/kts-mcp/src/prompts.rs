@@ -1,6 +1,7 @@
 //! The prompts: one per scope, named by its slug (editors list prompts as
 //! slash commands, so `/hr` asks the hr scope), and `ask`, routed like
-//! `kts-query ROOT`. Each carries the scope's context for the question.
+//! `kts-query ROOT`. Each carries the scope's context for the question. A
+//! scope slugged `ask` has the prompt `scope-ask`.
 
 use kts_query::{Cutoff, Request};
 use rmcp::model::{
@@ -13,6 +14,9 @@ use crate::server::State;
 
 /// The routed prompt, beside one per scope.
 const ASK: &str = "ask";
+/// What names a scope's prompt whose slug is taken by the routed one (no
+/// slug holds a `-`, so no other scope's prompt has this name).
+const SCOPE_PREFIX: &str = "scope-";
 /// Prompts listed per page.
 const PAGE: usize = 500;
 /// How to cite a knowledge root's passages, which two scopes may share a path of.
@@ -33,10 +37,12 @@ pub fn list(state: &State, cursor: Option<&str>) -> anyhow::Result<ListPromptsRe
         Some(question()),
     )];
     for scope in state.knowledge.scopes()? {
-        if scope.slug != ASK {
-            let description = format!("Answer a question from the scope {}", scope.slug);
-            prompts.push(Prompt::new(scope.slug, Some(description), Some(question())));
-        }
+        let description = format!("Answer a question from the scope {}", scope.slug);
+        let name = match scope.slug.as_str() {
+            ASK => format!("{SCOPE_PREFIX}{ASK}"),
+            _ => scope.slug,
+        };
+        prompts.push(Prompt::new(name, Some(description), Some(question())));
     }
     let start = match cursor {
         Some(cursor) => cursor
@@ -58,10 +64,11 @@ pub fn get(
 ) -> anyhow::Result<GetPromptResult> {
     let scopes = match request.name.as_str() {
         ASK => Vec::new(),
-        slug => {
+        name => {
+            let slug = name.strip_prefix(SCOPE_PREFIX).unwrap_or(name);
             state.knowledge.one_scope(Some(slug)).map_err(|_| {
                 anyhow::anyhow!(
-                    "no prompt {slug:?}: the prompts are ask and one per scope (list_prompts)"
+                    "no prompt {name:?}: the prompts are ask and one per scope (prompts/list)"
                 )
             })?;
             vec![slug.to_string()]

@@ -12,7 +12,9 @@ const SCHEME: &str = "kts://";
 const PAGE: usize = 200;
 
 pub fn template() -> ResourceTemplate {
-    ResourceTemplate::new(format!("{SCHEME}{{scope}}/{{path}}"), "document")
+    // `+`: RFC 6570's reserved expansion, whose value may hold `/`, so that
+    // clients match the paths of documents in sub-folders.
+    ResourceTemplate::new(format!("{SCHEME}{{scope}}/{{+path}}"), "document")
         .with_description("A document of a scope as Markdown (path as in a hit's citation)")
         .with_mime_type("text/markdown")
 }
@@ -78,17 +80,20 @@ pub fn list(state: &State, cursor: Option<&str>) -> anyhow::Result<ListResources
 
 /// The Markdown of the document a `kts://SCOPE/PATH` URI names.
 pub fn read(state: &State, uri: &str) -> anyhow::Result<ReadResourceResult> {
-    let (scope, path) = uri
-        .strip_prefix(SCHEME)
-        .and_then(|rest| rest.split_once('/'))
-        .ok_or_else(|| anyhow::anyhow!("not a kts resource: {uri:?} (kts://SCOPE/PATH)"))?;
-    let bad = || anyhow::anyhow!("bad percent-encoding in {uri:?}");
-    let scope = decode(scope).ok_or_else(bad)?;
-    let path = decode(path).ok_or_else(bad)?;
+    let (scope, path) = parse(uri)
+        .ok_or_else(|| anyhow::anyhow!("not a kts resource: {uri:?} (kts://SCOPE/PATH)"))??;
     let document = state.knowledge.document(Some(&scope), &path)?;
     Ok(ReadResourceResult::new(vec![
         ResourceContents::text(document.markdown, uri).with_mime_type("text/markdown"),
     ]))
+}
+
+/// The scope and the path a `kts://SCOPE/PATH` URI names; `None` when
+/// `uri` is no such URI.
+pub fn parse(uri: &str) -> Option<anyhow::Result<(String, String)>> {
+    let (scope, path) = uri.strip_prefix(SCHEME)?.split_once('/')?;
+    let decoded = decode(scope).zip(decode(path));
+    Some(decoded.ok_or_else(|| anyhow::anyhow!("bad percent-encoding in {uri:?}")))
 }
 
 fn encode(part: &str) -> String {
@@ -134,6 +139,13 @@ mod tests {
             assert_eq!(decode(encoded).as_deref(), Some(path));
         }
         assert_eq!(decode("%zz"), None);
+    }
+
+    #[test]
+    fn the_template_takes_a_path_in_sub_folders_whole() {
+        // `{path}` would stop at the first `/` of the path.
+        assert_eq!(template().uri_template, "kts://{scope}/{+path}");
+        assert_eq!(uri("odd", "a b/c.md"), "kts://odd/a%20b/c.md");
     }
 
     #[test]

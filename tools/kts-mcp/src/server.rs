@@ -9,10 +9,11 @@ use std::time::{Duration, Instant};
 use kts_query::federation::RouteError;
 use kts_query::{Cutoff, Knowledge};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest,
-    CustomResult, GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
+    ContentBlock, CustomRequest, CustomResult, GetPromptRequestParams, GetPromptResponse,
+    Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
+    ServerCapabilities, ServerConfig,
 };
 use rmcp::service::{RequestContext, ServerInitializeError};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
@@ -124,6 +125,15 @@ impl KtsServer {
         }
         outcome
     }
+
+    /// A method of MCP that kts-mcp does not offer (rmcp's own error names
+    /// only the method), logged.
+    fn not_answered(&self, method: &str) -> ErrorData {
+        let error = jsonrpc::method_not_found(method);
+        self.state
+            .log(&format!("{method}: error: {}", error.message));
+        error
+    }
 }
 
 /// An error as an MCP client reads it: a question that cannot be routed
@@ -199,11 +209,31 @@ impl ServerHandler for KtsServer {
         Err(error)
     }
 
+    // Logging is deprecated in the protocol's next version; clients of this
+    // one (the Inspector) still send it.
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        _request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        Err(self.not_answered("logging/setLevel"))
+    }
+
+    async fn complete(
+        &self,
+        _request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        Err(self.not_answered("completion/complete"))
+    }
+
     async fn list_tools(
         &self,
-        _params: Option<PaginatedRequestParams>,
+        params: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
+        one_page("tools/list", params)?;
         Ok(ListToolsResult::with_all_items(tools::definitions()))
     }
 
@@ -282,9 +312,10 @@ impl ServerHandler for KtsServer {
 
     async fn list_resource_templates(
         &self,
-        _params: Option<PaginatedRequestParams>,
+        params: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        one_page("resources/templates/list", params)?;
         Ok(ListResourceTemplatesResult::with_all_items(vec![
             resources::template(),
         ]))
@@ -303,6 +334,17 @@ impl ServerHandler for KtsServer {
         .await
         .map(Into::into)
         .map_err(|message| ErrorData::resource_not_found(message, None))
+    }
+}
+
+/// Refuses a cursor for a list that has one page: no cursor names a next one.
+fn one_page(method: &str, params: Option<PaginatedRequestParams>) -> Result<(), ErrorData> {
+    match params.and_then(|p| p.cursor) {
+        Some(cursor) => Err(ErrorData::invalid_params(
+            format!("not a cursor {method} gave: {cursor:?} ({method} answers in one page)"),
+            None,
+        )),
+        None => Ok(()),
     }
 }
 

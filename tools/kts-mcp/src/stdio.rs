@@ -1,21 +1,22 @@
 //! The stdio transport: one JSON-RPC message per line. A line that is no
 //! message is answered with its JSON-RPC error and logged (see
 //! [`jsonrpc::check`]), a line over [`MAX_MESSAGE_BYTES`] too, and a last
-//! message without its newline is read at the end of the input.
+//! message without its newline is read at the end of the input. A batch
+//! is taken from a client that negotiated protocol 2025-03-26 (see
+//! [`Batches`]), refused from the others.
 
 use std::sync::Arc;
 
 use rmcp::RoleServer;
+use rmcp::model::{JsonRpcMessage, ServerResult};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::Mutex;
 
-use crate::jsonrpc::{self, Checked, MAX_MESSAGE_BYTES, Refusal};
+use crate::batch::Batches;
+use crate::jsonrpc::{self, BATCH_VERSION, Checked, KEPT_OF_OVERSIZED, MAX_MESSAGE_BYTES, Refusal};
 use crate::server::State;
-
-/// Bytes kept of a line too long to take, to read its id from.
-const KEPT_OF_OVERSIZED: usize = 4096;
 
 pub struct StdioTransport<R, W> {
     input: BufReader<R>,
@@ -26,6 +27,9 @@ pub struct StdioTransport<R, W> {
     oversized: bool,
     output: Arc<Mutex<W>>,
     state: Arc<State>,
+    /// The protocol version the handshake agreed on.
+    version: Option<String>,
+    batches: Batches,
 }
 
 /// What reading the input gave.
@@ -43,6 +47,8 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> StdioTransport<R, W> {
             oversized: false,
             output: Arc::new(Mutex::new(output)),
             state,
+            version: None,
+            batches: Batches::default(),
         }
     }
 
@@ -89,9 +95,17 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> StdioTransport<R, W> {
         W: Send + 'static,
     {
         self.state.log(&format!("message refused: {refusal}"));
+        self.write_soon(refusal.response());
+    }
+
+    /// Writes `message` on a task of its own (see [`Self::refuse`]).
+    fn write_soon(&self, message: serde_json::Value)
+    where
+        W: Send + 'static,
+    {
         let output = Arc::clone(&self.output);
         tokio::spawn(async move {
-            let _ = write_line(&output, &refusal.response()).await;
+            let _ = write_line(&output, &message).await;
         });
     }
 }
@@ -118,12 +132,26 @@ where
         &mut self,
         item: TxJsonRpcMessage<RoleServer>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        if let JsonRpcMessage::Response(response) = &item
+            && let ServerResult::InitializeResult(initialized) = &response.result
+        {
+            self.version = Some(initialized.protocol_version.to_string());
+        }
         let output = Arc::clone(&self.output);
-        async move { write_line(&output, &item).await }
+        let line = self.batches.answer(&item);
+        async move {
+            match line {
+                Some(line) => write_line(&output, &line).await,
+                None => Ok(()),
+            }
+        }
     }
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
         loop {
+            if let Some(message) = self.batches.unread.pop_front() {
+                return Some(message);
+            }
             let line = match self.read_line().await {
                 Ok(Read::Line(line)) => line,
                 Ok(Read::Oversized(start)) => {
@@ -144,6 +172,12 @@ where
                 Checked::Message(message) => return Some(*message),
                 Checked::Ignored(why) => self.state.log(&format!("notification ignored: {why}")),
                 Checked::Refused(refusal) => self.refuse(refusal),
+                Checked::Batch(messages) if self.version.as_deref() == Some(BATCH_VERSION) => {
+                    if let Some(answers) = self.batches.start(messages) {
+                        self.write_soon(answers);
+                    }
+                }
+                Checked::Batch(_) => self.refuse(jsonrpc::batch_refused(self.version.as_deref())),
             }
         }
     }

@@ -4,10 +4,12 @@
 use std::fmt::Write as _;
 
 use kts_query::{Cutoff, Mode, Request};
+use kts_record::HitRecord;
 use rmcp::model::{Tool, ToolAnnotations};
 use serde_json::{Map, Value, json};
 
 use crate::arguments::Arguments;
+use crate::resources;
 use crate::server::State;
 
 pub const NAMES: [&str; 7] = [
@@ -29,6 +31,12 @@ pub struct ToolOutput {
 pub fn exists(name: &str) -> bool {
     NAMES.contains(&name)
 }
+
+/// Paths count_by_scope lists per scope unless told otherwise.
+const PATHS_PER_SCOPE: usize = 20;
+
+/// The entities, and the keywords, of a scope that list_scopes' text shows.
+const LISTED_NAMES: usize = 10;
 
 const SCOPE: &str = "In a knowledge root: the scope (its slug, as list_scopes gives it). \
                      Without it, the question is routed like `kts-query ROOT`, and `/slug question` \
@@ -75,9 +83,10 @@ pub fn definitions() -> Vec<Tool> {
         tool(
             "get_document",
             "A document's Markdown, whole or a part of it (characters start..end, as a hit's \
-             offsets, or one page or slide), with its title, doc_type and path: to read around a hit.",
+             offsets, or one page or slide), with its title, doc_type and path: to read around a hit. \
+             Name it by path or by doc_id.",
             json!({
-                "path": {"type": "string", "description": "The document's path in its scope, as a hit gives it (in a knowledge root, also `scope: path` as a context cites it)."},
+                "path": {"type": "string", "description": "The document's path in its scope, or its citation as a hit or a context gives it (`scope: path#Heading`, `scope: path > Heading`), or its resource URI (`kts://scope/path`)."},
                 "doc_id": {"type": "string", "description": "Or the document's id."},
                 "scope": {"type": "string", "description": "In a knowledge root: the document's scope."},
                 "start": {"type": "integer", "minimum": 0, "description": "First character (Unicode characters, from 0)."},
@@ -102,16 +111,22 @@ pub fn definitions() -> Vec<Tool> {
         ),
         tool(
             "count_by_scope",
-            "In how many scopes, and in which documents, every word of the question occurs.",
-            json!({"question": question, "scope": scope}),
+            "In how many scopes, and in which documents, every word of the question occurs: \
+             per scope, the documents and passages holding them all (counted in full) and the \
+             paths of the first documents (most passages first).",
+            json!({
+                "question": {"type": "string", "description": "The words to count (every one must occur in a document for it to count); not a search: no ranking."},
+                "scope": {"type": "string", "description": "In a knowledge root: count in this scope only (its slug, as list_scopes gives it); without it, every scope is counted."},
+                "limit": {"type": "integer", "minimum": 1, "maximum": 1000, "default": PATHS_PER_SCOPE, "description": "Paths listed per scope, most matching passages first."}
+            }),
             &["question"],
-            json!({"counts": records("kts.scope_count/1")}),
+            json!({"counts": records("kts.scope_count/1 (paths: the first `limit`)")}),
         ),
         tool(
             "related",
             "The documents most related to one, by the entities they share in the knowledge graph.",
             json!({
-                "path": {"type": "string", "description": "The document's path in its scope (in a knowledge root, also `scope: path`)."},
+                "path": {"type": "string", "description": "The document's path in its scope, or its citation or resource URI, as get_document takes them."},
                 "scope": {"type": "string", "description": "In a knowledge root: the document's scope."},
                 "top_k": {"type": "integer", "minimum": 1, "maximum": 100, "default": 10}
             }),
@@ -120,13 +135,13 @@ pub fn definitions() -> Vec<Tool> {
         ),
         tool(
             "check_answer",
-            "Check an answer against the knowledge base: each claim (sentence) is searched and \
-             marked supported or not, with the passages that support it, then a summary with \
-             the coverage.",
+            "Check an answer against one scope of the knowledge base (on a knowledge root, name \
+             it with `scope`): each claim (sentence) is searched and marked supported or not, \
+             with the passages that support it, then a summary with the coverage.",
             json!({
                 "answer": {"type": "string", "description": "The answer, in Markdown."},
                 "question": {"type": "string", "description": "The question it answers (helps the retry of unsupported claims)."},
-                "scope": {"type": "string", "description": "In a knowledge root: the scope to check against."},
+                "scope": {"type": "string", "description": "The scope to check against (its slug, as list_scopes gives it): required on a knowledge root of several scopes."},
                 "min_coverage": {"type": "number", "minimum": 0, "maximum": 1, "default": kts_query::evidence::MIN_COVERAGE}
             }),
             &["answer"],
@@ -147,7 +162,13 @@ fn tool(
     let output = json!({"type": "object", "properties": output});
     Tool::new(name, description, object(input))
         .with_raw_output_schema(object(output).into())
-        .with_annotations(ToolAnnotations::new().read_only(true).idempotent(true))
+        .with_annotations(
+            // It reads a local knowledge base, not the open world.
+            ToolAnnotations::new()
+                .read_only(true)
+                .idempotent(true)
+                .open_world(false),
+        )
 }
 
 fn object(value: Value) -> Map<String, Value> {
@@ -208,17 +229,48 @@ fn search(
     };
     request.min_confidence = args.number("min_confidence", 0.0..=1.0)?;
     let answer = state.knowledge.search(&request)?;
-    let mut text = Vec::new();
+    let mut text = String::new();
     for hit in &answer.hits {
-        kts_query::write_text(&mut text, hit, &request.question, state.knowledge.is_root())?;
+        write_hit(&mut text, hit, &request.question, state.knowledge.is_root())?;
     }
     if answer.hits.is_empty() {
-        text.extend_from_slice(b"no results\n");
+        text.push_str("no results\n");
     }
     Ok(ToolOutput {
         structured: json!({"hits": answer.hits, "scopes": answer.scopes}),
-        text: String::from_utf8_lossy(&text).into_owned(),
+        text,
     })
+}
+
+/// A hit as the text shows it: its rank and confidence, its citation (on a
+/// knowledge root after its scope), the characters of the document it holds
+/// (as get_document takes them) and its page or slide, then a snippet.
+fn write_hit(
+    text: &mut String,
+    hit: &HitRecord,
+    question: &str,
+    with_scope: bool,
+) -> std::fmt::Result {
+    let mut citation = match with_scope {
+        true => format!("{}: {}", hit.scope, hit.path),
+        false => hit.path.clone(),
+    };
+    if !hit.heading_path.is_empty() {
+        write!(citation, "#{}", hit.heading_path.join(" > "))?;
+    }
+    let mut place = format!("characters {}-{}", hit.start, hit.end);
+    if let Some(page) = hit.page {
+        write!(place, ", page {page}")?;
+    } else if let Some(slide) = hit.slide {
+        write!(place, ", slide {slide}")?;
+    }
+    let confidence = hit.confidence.unwrap_or(hit.score);
+    writeln!(
+        text,
+        "{:>2}. confidence {confidence:.2}  {citation}  ({place})",
+        hit.rank
+    )?;
+    writeln!(text, "    {}", kts_query::hit_snippet(hit, question))
 }
 
 /// The question and the scope asked, answered until `cutoff`.
@@ -256,16 +308,17 @@ fn get_document(state: &State, values: &Map<String, Value>) -> anyhow::Result<To
         values,
         &["path", "doc_id", "scope", "start", "end", "page"],
     )?;
-    let key = match (
+    let scope = args.string("scope")?;
+    let (scope, key) = match (
         args.non_empty_string("path")?,
         args.non_empty_string("doc_id")?,
     ) {
-        (Some(path), None) => path,
-        (None, Some(doc_id)) => doc_id,
+        (Some(path), None) => cited(scope, path)?,
+        (None, Some(doc_id)) => (scope.map(String::from), doc_id.to_string()),
         (Some(_), Some(_)) => anyhow::bail!("get_document: give path or doc_id, not both"),
         (None, None) => anyhow::bail!("get_document: the argument path (or doc_id) is required"),
     };
-    let document = state.knowledge.document(args.string("scope")?, key)?;
+    let document = state.knowledge.document(scope.as_deref(), &key)?;
     let length = document.markdown.chars().count();
     let (start, end) = match args.integer("page", 1..=1_000_000)? {
         Some(page) => {
@@ -317,6 +370,20 @@ fn get_document(state: &State, values: &Map<String, Value>) -> anyhow::Result<To
     })
 }
 
+/// The scope and the path a citation names: a resource's URI
+/// (`kts://SCOPE/PATH`) is read as its scope and path, unless `scope` is
+/// given; the other forms (`scope: path#Heading`, ...) are the query
+/// library's to read.
+fn cited(scope: Option<&str>, path: &str) -> anyhow::Result<(Option<String>, String)> {
+    match resources::parse(path) {
+        Some(named) => {
+            let (named_scope, path) = named?;
+            Ok((Some(scope.map_or(named_scope, String::from)), path))
+        }
+        None => Ok((scope.map(String::from), path.to_string())),
+    }
+}
+
 /// The characters of one page or slide: from its marker to the next one.
 fn page_range(markdown: &str, page: usize) -> Option<(usize, usize)> {
     let markers = [
@@ -350,6 +417,12 @@ fn list_scopes(state: &State, values: &Map<String, Value>) -> anyhow::Result<Too
             row.doc_types.join(", "),
             row.path
         )?;
+        for (what, names) in [("entities", &row.entities), ("keywords", &row.keywords)] {
+            if !names.is_empty() {
+                let shown = &names[..names.len().min(LISTED_NAMES)];
+                writeln!(text, "    {what}: {}", shown.join(", "))?;
+            }
+        }
     }
     let records: Vec<_> = rows.iter().map(|r| r.to_record(None)).collect();
     Ok(ToolOutput {
@@ -363,13 +436,19 @@ fn count_by_scope(
     values: &Map<String, Value>,
     cutoff: Cutoff,
 ) -> anyhow::Result<ToolOutput> {
-    let args = Arguments::new("count_by_scope", values, &["question", "scope"])?;
-    let counts = state.knowledge.count_by_scope(&request(&args, cutoff)?)?;
+    let args = Arguments::new("count_by_scope", values, &["question", "scope", "limit"])?;
+    let limit = args.integer("limit", 1..=1000)?.unwrap_or(PATHS_PER_SCOPE);
+    let mut counts = state.knowledge.count_by_scope(&request(&args, cutoff)?)?;
     let mut text = String::new();
-    for count in &counts {
+    for count in &mut counts {
+        count.paths.truncate(limit);
+        let more = match count.documents.saturating_sub(count.paths.len()) {
+            0 => String::new(),
+            more => format!(" and {more} more"),
+        };
         writeln!(
             text,
-            "{}: {} document(s), {} passage(s): {}",
+            "{}: {} document(s), {} passage(s): {}{more}",
             count.scope,
             count.documents,
             count.chunks,
@@ -391,15 +470,24 @@ fn related(state: &State, values: &Map<String, Value>) -> anyhow::Result<ToolOut
         .non_empty_string("path")?
         .ok_or_else(|| anyhow::anyhow!("related: the argument path is required"))?;
     let top = args.integer("top_k", 1..=100)?.unwrap_or(10);
-    let related = state.knowledge.related(args.string("scope")?, path, top)?;
+    let (scope, path) = cited(args.string("scope")?, path)?;
+    // Read as get_document reads it, so that the same citations name it.
+    let document = state.knowledge.document(scope.as_deref(), &path)?;
+    let related = state
+        .knowledge
+        .related(Some(&document.scope), &document.stored.path, top)?;
     let mut text = String::new();
     for node in &related {
+        let path = node.path.as_deref().unwrap_or("");
+        let citation = match state.knowledge.is_root() {
+            true => format!("{}: {path}", document.scope),
+            false => path.to_string(),
+        };
         writeln!(
             text,
-            "{:.3}  {}  {} (shared: {})",
+            "{:.3}  {}  {citation} (shared: {})",
             node.score.unwrap_or(0.0),
             node.name,
-            node.path.as_deref().unwrap_or(""),
             node.shared.join(", ")
         )?;
     }
@@ -423,13 +511,19 @@ fn check_answer(
         &["answer", "question", "scope", "min_coverage"],
     )?;
     let answer = args.text("answer")?;
+    let scope = state
+        .knowledge
+        .one_scope(args.string("scope")?)
+        .map_err(|e| match args.string("scope") {
+            Ok(None) => anyhow::anyhow!(
+                "check_answer: on a knowledge root of several scopes, the argument scope names \
+                 the one to check against (list_scopes lists them)"
+            ),
+            _ => e,
+        })?;
     let request = Request {
         question: args.string("question")?.unwrap_or_default().to_string(),
-        scopes: args
-            .string("scope")?
-            .map(String::from)
-            .into_iter()
-            .collect(),
+        scopes: vec![scope.slug.clone()],
         cutoff,
         ..Request::default()
     };
@@ -440,7 +534,8 @@ fn check_answer(
         .knowledge
         .check_answer(&request, answer, min_coverage)?;
     let mut text = Vec::new();
-    report.write_text(&mut text)?;
+    let cited_scope = state.knowledge.is_root().then_some(scope.slug.as_str());
+    report.write_text(&mut text, cited_scope)?;
     Ok(ToolOutput {
         structured: json!({"evidence": report.records()}),
         text: String::from_utf8_lossy(&text).into_owned(),

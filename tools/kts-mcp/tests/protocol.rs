@@ -730,10 +730,7 @@ fn what_is_no_message_is_answered_with_its_error_and_id() {
 #[test]
 fn over_http_a_body_that_is_no_message_is_a_400_with_its_error() {
     let (server, port) = serve_http(&[]);
-    for (body, code) in [
-        ("{not json", -32700),
-        (r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#, -32600),
-    ] {
+    for (body, code) in [("{not json", -32700), ("[]", -32600)] {
         let (head, answer) = post(port, body);
         assert_eq!(status(&head), "400", "{body}: {head}");
         let answer: Value = serde_json::from_str(&answer).unwrap();
@@ -744,9 +741,16 @@ fn over_http_a_body_that_is_no_message_is_a_400_with_its_error() {
 
 /// The status line and headers, and the body, of `body` POSTed to /mcp.
 fn post(port: u16, body: &str) -> (String, String) {
+    post_with(port, body, &[])
+}
+
+/// The same, with `headers` besides.
+fn post_with(port: u16, body: &str, headers: &[&str]) -> (String, String) {
+    let headers: String = headers.iter().map(|h| format!("{h}\r\n")).collect();
     let request = format!(
         "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n\
-         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\
+         {headers}\r\n{body}",
         body.len()
     );
     let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
@@ -926,4 +930,360 @@ fn over_http_a_request_running_at_sigterm_is_answered() {
         answer["result"]["content"][0]["text"].is_string(),
         "{answer}"
     );
+}
+
+#[test]
+fn a_root_whose_catalog_lists_a_scope_gone_is_served_from_its_folders() {
+    let copy = root_copy();
+    let dir = copy.path().display().to_string();
+    succeeded(shell(&format!("kts-catalog '{dir}' --quiet")));
+    // The first scope by name: the one the model was warmed up on.
+    std::fs::remove_dir_all(copy.path().join("alpha")).unwrap();
+    let mut session = Session::initialized(copy.path());
+    let listed = session.call("list_scopes", json!({}));
+    assert_eq!(
+        listed["structuredContent"]["scopes"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2,
+        "{listed}"
+    );
+    assert!(!text(&listed).contains("alpha"), "{listed}");
+    let prompts = session.request(8, "prompts/list", json!({}));
+    assert!(!prompts.to_string().contains("alpha"), "{prompts}");
+    let search = session.call("search", json!({"question": "rocket engine"}));
+    assert_eq!(hit_scopes(&search)[0], "beta", "{search}");
+}
+
+#[test]
+fn over_http_work_the_client_cancelled_stops_and_its_post_ends_without_a_result() {
+    let (server, port) = serve_http(&["--timeout", "600", "--concurrency", "1"]);
+    let call = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+        "params": {"name": "check_answer",
+                   "arguments": {"scope": "alpha", "answer": answer_of_many_claims()}}});
+    let (answered, answer) = std::sync::mpsc::channel();
+    std::thread::spawn(move || answered.send(post(port, &call.to_string())));
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    // As the TypeScript SDK sends it: a POST of its own.
+    let (head, _) = post(
+        port,
+        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+            "params": {"requestId": 3, "reason": "the user moved on"}})
+        .to_string(),
+    );
+    assert_eq!(status(&head), "202", "{head}");
+    let (head, body) = answer
+        .recv_timeout(std::time::Duration::from_secs(5))
+        .expect("the cancelled request's POST ends");
+    assert_eq!(status(&head), "200", "{head}");
+    assert!(head.contains("text/event-stream"), "{head}");
+    assert!(!body.contains("\"result\""), "{body}");
+
+    let before = cpu_seconds(server.0.id());
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    let spent = cpu_seconds(server.0.id()) - before;
+    assert!(spent < 0.5, "the work went on: {spent:.2} CPU s in 2 s");
+    // The permit went back too: the next call is answered.
+    let search = json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+        "params": {"name": "search", "arguments": {"question": "vacation days", "scope": "alpha"}}});
+    let (head, body) = post(port, &search.to_string());
+    assert_eq!(status(&head), "200", "{head}");
+    assert!(body.contains("\"isError\":false"), "{body}");
+}
+
+/// The first line of a tool's text.
+fn first_line(result: &Value) -> String {
+    text(result).lines().next().unwrap_or_default().to_string()
+}
+
+#[test]
+fn search_s_text_shows_confidence_and_the_characters_get_document_takes() {
+    for (dir, cited) in [
+        (root().join("alpha"), "vacation.md#Vacation policy"),
+        (root().to_path_buf(), "alpha: vacation.md#Vacation policy"),
+    ] {
+        let mut session = Session::initialized(&dir);
+        let search = session.call("search", json!({"question": "vacation days", "top_k": 1}));
+        let hit = &search["structuredContent"]["hits"][0];
+        let expected = format!(
+            " 1. confidence {:.2}  {cited}  (characters {}-{})",
+            hit["confidence"].as_f64().unwrap(),
+            hit["start"],
+            hit["end"]
+        );
+        assert_eq!(first_line(&search), expected, "{search}");
+    }
+}
+
+#[test]
+fn every_citation_the_server_writes_names_its_document() {
+    let copy = root_copy();
+    succeeded(shell(&format!(
+        "cd '{}' && kts-graph alpha --quiet",
+        copy.path().display()
+    )));
+    let mut session = Session::initialized(copy.path());
+    for citation in [
+        "alpha: vacation.md#Vacation policy",
+        "alpha: vacation.md > Vacation policy",
+        "alpha:vacation.md",
+        "kts://alpha/vacation.md",
+    ] {
+        for tool in ["get_document", "related"] {
+            let result = session.call(tool, json!({"path": citation}));
+            assert_eq!(result["isError"], false, "{tool} {citation}: {result}");
+        }
+        let document = session.call("get_document", json!({"path": citation}));
+        assert_eq!(
+            document["structuredContent"]["path"], "vacation.md",
+            "{document}"
+        );
+    }
+    let unknown = session.call("get_document", json!({"path": "alpha:nothing.md"}));
+    assert!(!text(&unknown).contains("name one"), "{unknown}");
+
+    let checked = session.call(
+        "check_answer",
+        json!({"answer": "Employees get 25 vacation days a year.", "scope": "alpha"}),
+    );
+    assert!(
+        text(&checked).contains("  alpha: vacation.md#Vacation policy"),
+        "{checked}"
+    );
+    let unscoped = session.call("check_answer", json!({"answer": "Employees get 25 days."}));
+    assert!(
+        text(&unscoped).contains("the argument scope names the one to check against"),
+        "{unscoped}"
+    );
+    let listed = session.call("list_scopes", json!({}));
+    assert!(text(&listed).contains("\n    keywords: "), "{listed}");
+}
+
+#[test]
+fn count_by_scope_lists_the_first_paths_and_counts_them_all() {
+    let copy = root_copy();
+    for n in 1..=3 {
+        std::fs::write(
+            copy.path().join(format!("beta/zebra{n}.md")),
+            format!("# Zebra {n}\n\nThe zebra crossing number {n}.\n"),
+        )
+        .unwrap();
+    }
+    succeeded(shell(&format!(
+        "cd '{}' && kts-crawl beta | kts-convert | kts-chunk | kts-embed | kts-index beta",
+        copy.path().display()
+    )));
+    let mut session = Session::initialized(copy.path());
+    let all = session.call("count_by_scope", json!({"question": "zebra"}));
+    assert_eq!(
+        all["structuredContent"]["counts"][0]["paths"]
+            .as_array()
+            .unwrap()
+            .len(),
+        3
+    );
+    let two = session.call("count_by_scope", json!({"question": "zebra", "limit": 2}));
+    let count = &two["structuredContent"]["counts"][0];
+    assert_eq!(count["documents"], 3, "{two}");
+    assert_eq!(count["paths"].as_array().unwrap().len(), 2, "{two}");
+    assert!(text(&two).ends_with(" and 1 more\n"), "{two}");
+}
+
+#[test]
+fn over_http_a_message_is_taken_up_to_16_mib_as_on_stdin() {
+    let (_server, port) = serve_http(&[]);
+    let padded = |id: &str, bytes: usize| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":"{id}","method":"ping","params":{{"_meta":{{"pad":"{}"}}}}}}"#,
+            "x".repeat(bytes)
+        )
+    };
+    let (head, body) = post(port, &padded("five", 5 << 20));
+    assert_eq!(status(&head), "200", "{head}");
+    assert!(body.contains(r#""id":"five","result""#), "{body}");
+
+    let big = padded("big", 17 << 20);
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{big}",
+        big.len()
+    );
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let mut writer = stream.try_clone().unwrap();
+    // The server answers before reading it all, and may close on the rest.
+    std::thread::spawn(move || writer.write_all(request.as_bytes()));
+    let mut response = Vec::new();
+    let _ = stream.read_to_end(&mut response);
+    let response = String::from_utf8_lossy(&response);
+    let (head, body) = response.split_once("\r\n\r\n").unwrap_or_default();
+    assert_eq!(status(head), "400", "{head}");
+    let answer: Value = serde_json::from_str(body.trim()).unwrap_or_else(|_| panic!("{body}"));
+    assert_eq!(answer["id"], "big", "{answer}");
+    assert!(
+        answer["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("longer than 16 MiB"),
+        "{answer}"
+    );
+}
+
+#[test]
+fn a_scope_slugged_ask_has_a_prompt_beside_the_routed_one() {
+    let copy = root_copy();
+    std::fs::create_dir(copy.path().join("ask")).unwrap();
+    std::fs::write(
+        copy.path().join("ask/walrus.md"),
+        "# Walrus\n\nThe walrus procedure is done on Mondays.\n",
+    )
+    .unwrap();
+    succeeded(shell(&format!(
+        "cd '{}' && kts-crawl ask | kts-convert | kts-chunk | kts-embed | kts-index ask",
+        copy.path().display()
+    )));
+    let mut session = Session::initialized(copy.path());
+    let listed = session.request(8, "prompts/list", json!({}));
+    let names: Vec<&str> = listed["result"]["prompts"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{listed}"))
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["ask", "alpha", "scope-ask", "beta", "café"]);
+    let prompt = session.request(
+        9,
+        "prompts/get",
+        json!({"name": "scope-ask", "arguments": {"question": "walrus procedure"}}),
+    );
+    let message = prompt["result"]["messages"][0]["content"]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{prompt}"));
+    assert!(message.contains("Mondays"), "{message}");
+    assert_eq!(
+        prompt["result"]["description"], "the scope ask's context for \"walrus procedure\"",
+        "{prompt}"
+    );
+}
+
+/// A ping and a tools/list, in one batch.
+const BATCH: &str = r#"[{"jsonrpc":"2.0","id":2,"method":"ping"},{"jsonrpc":"2.0","id":3,"method":"tools/list"},{"jsonrpc":"2.0","method":"notifications/initialized"}]"#;
+
+/// The ids of the answers in a batch's answer.
+fn answered_ids(answer: &Value) -> Vec<Value> {
+    let mut ids: Vec<Value> = answer
+        .as_array()
+        .unwrap_or_else(|| panic!("no array: {answer}"))
+        .iter()
+        .map(|a| {
+            assert!(a.get("result").is_some(), "{a}");
+            a["id"].clone()
+        })
+        .collect();
+    ids.sort_by_key(|id| id.as_u64());
+    ids
+}
+
+#[test]
+fn a_batch_is_answered_as_one_array_under_protocol_2025_03_26_only() {
+    for (version, taken) in [("2025-03-26", true), ("2025-06-18", false)] {
+        let mut session = Session::start(root());
+        let mut hello = initialize(0);
+        hello["params"]["protocolVersion"] = json!(version);
+        session.send(hello);
+        assert_eq!(session.answer(0)["result"]["protocolVersion"], version);
+        session.send_raw(format!("{BATCH}\n").as_bytes());
+        let answer = session.next_message();
+        match taken {
+            true => assert_eq!(answered_ids(&answer), [json!(2), json!(3)]),
+            false => {
+                assert_eq!(answer["error"]["code"], -32600, "{answer}");
+                let message = answer["error"]["message"].as_str().unwrap();
+                assert!(message.contains("negotiated 2025-06-18"), "{message}");
+            }
+        }
+    }
+
+    let (_server, port) = serve_http(&[]);
+    let (head, body) = post_with(port, BATCH, &["MCP-Protocol-Version: 2025-03-26"]);
+    assert_eq!(status(&head), "200", "{head}");
+    assert_eq!(
+        answered_ids(&serde_json::from_str(&body).unwrap()),
+        [json!(2), json!(3)]
+    );
+    let (head, body) = post_with(port, BATCH, &["MCP-Protocol-Version: 2025-06-18"]);
+    assert_eq!(status(&head), "400", "{head}");
+    assert!(body.contains("negotiated 2025-06-18"), "{body}");
+}
+
+/// The status line and headers of a CORS preflight of a POST from `origin`.
+fn preflight(port: u16, origin: &str) -> String {
+    let request = format!(
+        "OPTIONS /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nOrigin: {origin}\r\n\
+         Access-Control-Request-Method: POST\r\n\
+         Access-Control-Request-Headers: content-type, mcp-protocol-version, authorization\r\n\
+         Connection: close\r\n\r\n"
+    );
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    response
+        .split("\r\n\r\n")
+        .next()
+        .unwrap_or_default()
+        .to_lowercase()
+}
+
+#[test]
+fn over_http_a_page_of_this_machine_gets_cors_answers_and_no_other_does() {
+    let (_server, port) = serve_http(&["--token", "s3cret"]);
+    let local = "http://localhost:6274";
+    // A preflight carries no token.
+    let head = preflight(port, local);
+    assert_eq!(status(&head), "204", "{head}");
+    assert!(
+        head.contains(&format!("access-control-allow-origin: {local}")),
+        "{head}"
+    );
+    for allowed in ["mcp-protocol-version", "mcp-session-id", "authorization"] {
+        assert!(
+            head.lines()
+                .any(|l| l.starts_with("access-control-allow-headers:") && l.contains(allowed)),
+            "{allowed}: {head}"
+        );
+    }
+    let head = post_initialize(
+        port,
+        &[&format!("Origin: {local}"), "Authorization: Bearer s3cret"],
+    )
+    .to_lowercase();
+    assert_eq!(status(&head), "200", "{head}");
+    assert!(
+        head.contains(&format!("access-control-allow-origin: {local}")),
+        "{head}"
+    );
+
+    let elsewhere = preflight(port, "http://evil.com");
+    assert!(
+        !elsewhere.contains("access-control-allow-origin"),
+        "{elsewhere}"
+    );
+}
+
+#[test]
+fn lists_of_one_page_refuse_a_cursor_and_methods_not_offered_are_named() {
+    let mut session = Session::initialized(root());
+    for method in ["tools/list", "resources/templates/list"] {
+        let listed = session.request(8, method, json!({"cursor": "bogus"}));
+        assert_eq!(listed["error"]["code"], -32602, "{method}: {listed}");
+    }
+    let tools = session.request(9, "tools/list", json!({}));
+    for tool in tools["result"]["tools"].as_array().unwrap() {
+        assert_eq!(tool["annotations"]["openWorldHint"], false, "{tool}");
+    }
+    let level = session.request(10, "logging/setLevel", json!({"level": "debug"}));
+    assert_eq!(level["error"]["code"], -32601, "{level}");
+    let message = level["error"]["message"].as_str().unwrap();
+    assert!(message.contains("kts-mcp answers initialize"), "{message}");
 }

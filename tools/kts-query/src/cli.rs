@@ -567,7 +567,7 @@ fn run_evidence(
         }
         OutputFormat::Text => {
             let mut text = Vec::new();
-            report.write_text(&mut text)?;
+            report.write_text(&mut text, None)?;
             std::io::stdout().lock().write_all(&text)?;
         }
     }

@@ -58,15 +58,17 @@ pub fn markdown(
     citing: Citing,
 ) -> String {
     let mut out = String::new();
-    if !facts.is_empty() {
-        let limit = (budget as f64 * GRAPH_SHARE) as usize;
-        let mut section = String::from("## Knowledge Graph Context\n\n");
-        for entry in facts {
-            if tokens(&section) + tokens(entry) > limit {
-                break;
-            }
-            section.push_str(entry);
+    let heading = "## Knowledge Graph Context\n\n";
+    let limit = (budget as f64 * GRAPH_SHARE) as usize;
+    let mut section = String::from(heading);
+    for entry in facts {
+        if tokens(&section) + tokens(entry) > limit {
+            break;
         }
+        section.push_str(entry);
+    }
+    // A heading without a fact under it (none, or none fits) is left out.
+    if section.len() > heading.len() {
         section.push('\n');
         out.push_str(&section);
     }
@@ -232,6 +234,14 @@ mod tests {
             "the second passage starts, cut: {context}"
         );
         assert!(tokens(&context) <= 200, "{} tokens", tokens(&context));
+    }
+
+    #[test]
+    fn a_graph_fact_too_long_for_the_budget_leaves_no_empty_heading() {
+        let fact = format!("- **Proxy**: {}\n", "word ".repeat(400));
+        let hits = [hit("a.pdf", "E-5 means the token expired.")];
+        let context = markdown("", &[fact], &hits, 200, Citing::Paths);
+        assert!(context.starts_with("## Relevant Passages"), "{context}");
     }
 
     #[test]

@@ -757,8 +757,9 @@ impl Report {
         records
     }
 
-    /// `--format text`: the verdict, then each claim with its citations.
-    pub fn write_text(&self, out: &mut impl Write) -> std::io::Result<()> {
+    /// `--format text`: the verdict, then each claim with its citations
+    /// (after the slug of their `scope`, when given).
+    pub fn write_text(&self, out: &mut impl Write, scope: Option<&str>) -> std::io::Result<()> {
         writeln!(
             out,
             "{} of {} claims supported (coverage {:.2}, minimum {:.2}){}",
@@ -802,7 +803,7 @@ impl Report {
                     out,
                     "    {:.2}  {}",
                     candidate.citation.score,
-                    cite(&candidate.citation)
+                    cite(&candidate.citation, scope)
                 )?;
             }
             if let (true, Some(nearest)) = (cited.is_empty(), check.candidates.first()) {
@@ -810,7 +811,7 @@ impl Report {
                     out,
                     "    nearest: {:.2}  {}",
                     nearest.citation.score,
-                    cite(&nearest.citation)
+                    cite(&nearest.citation, scope)
                 )?;
             }
             if let Some(query) = &check.retry_query {
@@ -822,8 +823,11 @@ impl Report {
 }
 
 /// `path#Heading > Sub  (page N)`.
-fn cite(citation: &EvidenceCitation) -> String {
-    let mut text = citation.path.clone();
+fn cite(citation: &EvidenceCitation, scope: Option<&str>) -> String {
+    let mut text = match scope {
+        Some(slug) => format!("{slug}: {}", citation.path),
+        None => citation.path.clone(),
+    };
     if !citation.heading_path.is_empty() {
         text.push('#');
         text.push_str(&citation.heading_path.join(" > "));

@@ -360,7 +360,7 @@ impl Routing {
 
     /// Reads the folders instead when the catalog lists a scope whose index
     /// is gone, with a warning; whether it did.
-    fn forget_a_stale_catalog(&mut self, messages: &Messages) -> anyhow::Result<bool> {
+    pub fn forget_a_stale_catalog(&mut self, messages: &Messages) -> anyhow::Result<bool> {
         if !self.listed_by_catalog {
             return Ok(false);
         }

@@ -132,10 +132,15 @@ impl Knowledge {
         Messages::new(self.tool).quiet(self.quiet)
     }
 
-    /// The indexed scopes (a scope: itself).
+    /// The indexed scopes (a scope: itself). A catalog listing a scope whose
+    /// index is gone is left for the folders, with a warning, as a question does.
     pub fn scopes(&self) -> anyhow::Result<Vec<ScopeEntry>> {
         match &self.root {
-            Some(root) => Ok(self.routing(root)?.routing.scopes().cloned().collect()),
+            Some(root) => {
+                let mut state = self.routing(root)?;
+                state.routing.forget_a_stale_catalog(&self.messages())?;
+                Ok(state.routing.scopes().cloned().collect())
+            }
             None => Ok(vec![self.own_scope()]),
         }
     }
@@ -245,7 +250,7 @@ impl Knowledge {
             .with(&scope.path, &request, &self.messages(), |searcher| {
                 let store = searcher.store();
                 let mut stored = None;
-                for spelling in spellings(path_or_id) {
+                for spelling in cited_paths(path_or_id).iter().flat_map(|p| spellings(p)) {
                     stored = store.document(&spelling)?;
                     if stored.is_some() {
                         break;
@@ -321,19 +326,19 @@ impl Knowledge {
         }
     }
 
-    /// The scope and the path of a citation: `scope: path` names an indexed
-    /// scope of a knowledge root when no scope is given.
+    /// The scope and the path of a citation: `scope: path` (or `scope:path`)
+    /// names an indexed scope of a knowledge root when no scope is given.
     fn cited<'a>(&self, scope: Option<&'a str>, path: &'a str) -> (Option<&'a str>, &'a str) {
         let Some(root) = self.root.as_ref().filter(|_| scope.is_none()) else {
             return (scope, path);
         };
-        match path.split_once(": ") {
+        match path.split_once(':') {
             Some((slug, rest))
                 if self
                     .routing(root)
                     .is_ok_and(|s| s.routing.scope(slug).is_some()) =>
             {
-                (Some(slug), rest)
+                (Some(slug), rest.trim_start())
             }
             _ => (scope, path),
         }
@@ -389,6 +394,42 @@ impl RootState {
     }
 }
 
+/// The paths a citation may name, most literal first: itself, then without
+/// what a hit or a context writes after the path (`  (page 3)`, `#Heading >
+/// Sub`, ` > Heading`). A path may hold `#` or ` > ` itself: each place the
+/// path may end at is tried, the latest first.
+fn cited_paths(citation: &str) -> Vec<String> {
+    let mut paths = vec![citation.to_string()];
+    let bare = strip_place(citation);
+    let ends = bare
+        .match_indices('#')
+        .chain(bare.match_indices(" > "))
+        .map(|(at, _)| at);
+    let mut ends: Vec<usize> = std::iter::once(bare.len()).chain(ends).collect();
+    ends.sort_unstable_by(|a, b| b.cmp(a));
+    for end in ends {
+        let path = bare[..end].trim_end();
+        if !path.is_empty() && !paths.iter().any(|p| p == path) {
+            paths.push(path.to_string());
+        }
+    }
+    paths
+}
+
+/// A citation without the page or slide a hit writes after it.
+fn strip_place(citation: &str) -> &str {
+    let Some((before, place)) = citation.rsplit_once("  (") else {
+        return citation;
+    };
+    let number = place
+        .strip_suffix(')')
+        .and_then(|p| p.strip_prefix("page ").or_else(|| p.strip_prefix("slide ")));
+    match number {
+        Some(n) if n.parse::<u32>().is_ok() => before,
+        _ => citation,
+    }
+}
+
 /// `path`, then its composed and decomposed Unicode forms where they differ
 /// from it: a name from macOS is stored decomposed (`e` and `´` for `é`) and
 /// typed composed.
@@ -400,4 +441,30 @@ fn spellings(path: &str) -> Vec<String> {
         }
     }
     forms
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cited_paths;
+
+    #[test]
+    fn a_citation_names_its_path_with_or_without_heading_and_page() {
+        for citation in [
+            "proxy.html",
+            "proxy.html#Corporate proxy",
+            "proxy.html#Corporate proxy > Exceptions  (page 3)",
+            "proxy.html > Corporate proxy",
+            "proxy.html  (slide 2)",
+        ] {
+            assert!(
+                cited_paths(citation).contains(&"proxy.html".to_string()),
+                "{citation}: {:?}",
+                cited_paths(citation)
+            );
+        }
+        let hashed = cited_paths("notes #1.md#C# tips");
+        assert_eq!(hashed[0], "notes #1.md#C# tips");
+        assert!(hashed.contains(&"notes #1.md".to_string()), "{hashed:?}");
+        assert_eq!(cited_paths("report (page 3).md"), ["report (page 3).md"]);
+    }
 }

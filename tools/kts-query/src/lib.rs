@@ -30,7 +30,7 @@ pub use cli::{Args, command, run, unsearchable};
 pub use embedder::{ModelChoice, SharedModel, mismatch};
 pub use knowledge::Knowledge;
 pub use kts_store::scope_slug;
-pub use output::{BatchHit, write_text};
+pub use output::{BatchHit, hit_snippet, write_text};
 pub use pool::SearcherPool;
 pub use rank::fuse::{Fused, Fusion, RRF_K, fuse, top_k};
 pub use rank::rerank::{RerankBy, Reranker};

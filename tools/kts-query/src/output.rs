@@ -38,11 +38,13 @@ pub fn write_text(
         citation.push_str(&format!("  (slide {slide})"));
     }
     writeln!(out, "{:>2}. {:.4}  {citation}", hit.rank, hit.score)?;
-    writeln!(
-        out,
-        "    {}",
-        snippet(&cited_text(hit), question, 200, characters)
-    )
+    writeln!(out, "    {}", hit_snippet(hit, question))
+}
+
+/// The snippet [`write_text`] shows of a hit: the cited part of its chunk,
+/// around the `question`'s words.
+pub fn hit_snippet(hit: &HitRecord, question: &str) -> String {
+    snippet(&cited_text(hit), question, 200, characters)
 }
 
 /// `--explain --format text`: the plan, for humans.
