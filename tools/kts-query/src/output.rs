@@ -15,8 +15,8 @@ pub struct BatchHit<'a> {
     pub query_id: &'a str,
 }
 
-/// `--format text`: rank, score, citation (after the scope's slug, with
-/// `with_scope`) and a snippet of the cited part of the chunk showing the
+/// `--format text`: rank, confidence (the score of a hit without one),
+/// citation (after the scope's slug, with `with_scope`) and a snippet of the cited part of the chunk showing the
 /// `question`'s words, for humans.
 pub fn write_text(
     out: &mut impl Write,
@@ -37,7 +37,10 @@ pub fn write_text(
     } else if let Some(slide) = hit.slide {
         citation.push_str(&format!("  (slide {slide})"));
     }
-    writeln!(out, "{:>2}. {:.4}  {citation}", hit.rank, hit.score)?;
+    match hit.confidence {
+        Some(confidence) => writeln!(out, "{:>2}. {confidence:.2}  {citation}", hit.rank)?,
+        None => writeln!(out, "{:>2}. {:.4}  {citation}", hit.rank, hit.score)?,
+    }
     writeln!(out, "    {}", hit_snippet(hit, question))
 }
 
@@ -83,4 +86,31 @@ pub fn write_plan(out: &mut impl Write, plan: &PlanRecord) -> std::io::Result<()
         )?;
     }
     writeln!(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text_of(confidence: Option<f64>) -> String {
+        let mut hit: HitRecord = serde_json::from_value(serde_json::json!({"rank": 1,
+            "score": 2.7187, "doc_id": "d", "chunk_id": "c", "scope": "docs",
+            "path": "codes.xlsx", "heading_path": ["Error codes"], "text": "corrupt: damaged",
+            "start": 0, "end": 16}))
+        .unwrap();
+        hit.confidence = confidence;
+        let mut out = Vec::new();
+        write_text(&mut out, &hit, "corrupt", true).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn text_shows_the_confidence_people_can_read() {
+        assert!(
+            text_of(Some(0.7412)).starts_with(" 1. 0.74  docs: codes.xlsx#Error codes\n"),
+            "{}",
+            text_of(Some(0.7412))
+        );
+        assert!(text_of(None).starts_with(" 1. 2.7187  docs: codes.xlsx#Error codes\n"));
+    }
 }
