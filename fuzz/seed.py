@@ -22,7 +22,8 @@ MAX_BYTES = 256 << 10
 PER_TARGET = 60
 EXTENSIONS = {
     "md": "md", "markdown": "md", "txt": "txt", "html": "html", "htm": "html",
-    "json": "json", "docx": "docx", "doc": "doc", "pptx": "pptx", "pdf": "pdf", "csv": "csv",
+    "json": "json", "docx": "docx", "doc": "doc", "pptx": "pptx", "ppt": "ppt",
+    "pps": "ppt", "pdf": "pdf", "csv": "csv",
     "tsv": "csv", "xlsx": "xlsx", "xlsm": "xlsx", "xls": "xls", "ods": "ods",
     "eml": "eml", "mbox": "mbox", "msg": "msg", "odt": "odt", "odp": "odp",
     "epub": "epub", "rtf": "rtf", "vtt": "vtt", "adoc": "adoc", "asciidoc": "adoc",

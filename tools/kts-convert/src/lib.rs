@@ -20,7 +20,7 @@ use clap::{CommandFactory, Parser};
 use kts_cli::{Exit, Incoming, JsonlReader, JsonlWriter};
 use ocr::{Ocr, OcrMode};
 
-const ABOUT: &str = "Convert documents (md, txt, html, json, docx, doc, pptx, pdf, csv, xlsx, xls, ods, odt, odp, epub, rtf, vtt, adoc, tex, eml, mbox, msg; png, jpg, tiff and scanned pages by OCR) to Markdown kts.doc/1 records";
+const ABOUT: &str = "Convert documents (md, txt, html, json, docx, doc, pptx, ppt, pdf, csv, xlsx, xls, ods, odt, odp, epub, rtf, vtt, adoc, tex, eml, mbox, msg; png, jpg, tiff and scanned pages by OCR) to Markdown kts.doc/1 records";
 
 const AFTER_HELP: &str = "\
 Reads kts.file/1 records (from kts-crawl; a record without a `schema` field is

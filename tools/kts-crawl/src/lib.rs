@@ -22,7 +22,7 @@ const ABOUT: &str =
     "List a scope's documents as kts.file/1 records, with their status since the last crawl";
 
 const AFTER_HELP: &str = "\
-Each supported file (md, txt, html, json, docx, doc, pptx, pdf, csv/tsv, xlsx/xlsm,
+Each supported file (md, txt, html, json, docx, doc, pptx, ppt/pps/pot, pdf, csv/tsv, xlsx/xlsm,
 xls, ods, odt, odp, epub, rtf, vtt, adoc, tex, eml, mbox, msg, png, jpg, tiff; format detected from the content) becomes one kts.file/1 line with its path relative to DIR, size,
 mtime, sha256, format and status: new, changed, unchanged or deleted against
 what the scope's index holds (DIR/.kts/kts.db), or against the previous crawl

@@ -27,6 +27,7 @@ pub const TARGETS: &[(&str, Check)] = &[
     ("convert_docx", |data| convert(Format::Docx, data)),
     ("convert_doc", |data| convert(Format::Doc, data)),
     ("convert_pptx", |data| convert(Format::Pptx, data)),
+    ("convert_ppt", |data| convert(Format::Ppt, data)),
     ("convert_pdf", |data| convert(Format::Pdf, data)),
     ("convert_csv", |data| convert(Format::Csv, data)),
     ("convert_xlsx", |data| convert(Format::Xlsx, data)),

@@ -16,6 +16,8 @@ pub enum Format {
     // Word 97–2003 (.doc): a compound file with a `WordDocument` stream.
     Doc,
     Pptx,
+    // PowerPoint 97–2003 (.ppt): a compound file with a `PowerPoint Document` stream.
+    Ppt,
     Pdf,
     // Delimiter-separated values: .csv and .tsv (comma, semicolon, tab or pipe).
     Csv,
@@ -55,6 +57,7 @@ impl Format {
             Self::Docx => "docx",
             Self::Doc => "doc",
             Self::Pptx => "pptx",
+            Self::Ppt => "ppt",
             Self::Pdf => "pdf",
             Self::Csv => "csv",
             Self::Xlsx => "xlsx",
@@ -91,6 +94,7 @@ impl Format {
             "docx" | "docm" => Self::Docx,
             "doc" | "dot" => Self::Doc,
             "pptx" | "pptm" => Self::Pptx,
+            "ppt" | "pps" | "pot" => Self::Ppt,
             "pdf" => Self::Pdf,
             "csv" | "tsv" | "tab" => Self::Csv,
             "xlsx" | "xlsm" => Self::Xlsx,
@@ -122,10 +126,12 @@ enum Magic {
     Zip(Option<Format>),
     /// An OLE compound file: legacy Office, an encrypted OOXML package, or
     /// an Outlook message (when its directory names property streams), a
-    /// Word document (when it names a `WordDocument` stream).
+    /// Word document (when it names a `WordDocument` stream), a presentation
+    /// (when it names a `PowerPoint Document` stream).
     Compound {
         outlook: bool,
         word: bool,
+        powerpoint: bool,
     },
     Image(Format),
     Binary,
@@ -161,6 +167,7 @@ fn sniff(head: &[u8], zip_names: &[u8]) -> Magic {
         return Magic::Compound {
             outlook: contains(zip_names, OUTLOOK_STREAM_PREFIX),
             word: contains(zip_names, WORD_STREAM),
+            powerpoint: contains(zip_names, POWERPOINT_STREAM),
         };
     }
     let sample = &head[..head.len().min(8192)];
@@ -280,6 +287,10 @@ const OUTLOOK_STREAM_PREFIX: &[u8] = b"_\0_\0s\0u\0b\0s\0t\0g\x001\0.\x000\0_\0"
 /// directory holds it (UTF-16LE).
 const WORD_STREAM: &[u8] = b"W\0o\0r\0d\0D\0o\0c\0u\0m\0e\0n\0t\0";
 
+/// The name of a presentation's main stream, `PowerPoint Document`, as a
+/// compound file's directory holds it (UTF-16LE).
+const POWERPOINT_STREAM: &[u8] = b"P\0o\0w\0e\0r\0P\0o\0i\0n\0t\0 \0D\0o\0c\0u\0m\0e\0n\0t\0";
+
 /// The format the `mimetype` entry names: ODF and EPUB store it first and
 /// uncompressed, so its content follows its name in the first bytes.
 fn package_mimetype(head: &[u8]) -> Option<Format> {
@@ -356,13 +367,21 @@ pub fn detect_format(head: &[u8], tail: &[u8], extension: Option<&str>) -> Optio
     let by_extension = extension.and_then(Format::from_extension);
     let mut names = head.to_vec();
     names.extend_from_slice(tail);
-    match sniff(head, &names) {
+    let magic = sniff(head, &names);
+    if let Magic::Compound {
+        outlook,
+        word,
+        powerpoint,
+    } = magic
+    {
+        let document = legacy_document(word, powerpoint, outlook, by_extension);
+        if document.is_some() {
+            return document;
+        }
+    }
+    match magic {
         Magic::Pdf => Some(Format::Pdf),
         Magic::Zip(Some(office)) => Some(office),
-        Magic::Compound {
-            word: true,
-            outlook,
-        } if is_word_document(outlook, by_extension) => Some(Format::Doc),
         // A legacy Office extension keeps its format: a workbook may embed a message.
         Magic::Compound { outlook: true, .. } if !by_extension.is_some_and(is_office) => {
             Some(Format::Msg)
@@ -395,14 +414,25 @@ pub fn detect_format(head: &[u8], tail: &[u8], extension: Option<&str>) -> Optio
     }
 }
 
-/// Whether a compound file whose directory names a `WordDocument` stream is
-/// a Word document rather than a file embedding one: a workbook may embed a
-/// Word document, and so may an Outlook message (as an attachment).
-fn is_word_document(outlook: bool, by_extension: Option<Format>) -> bool {
+/// The Word document or presentation a compound file is, by the main
+/// streams its directory names, unless it is a file embedding one: a
+/// workbook may embed either, an Outlook message too (as an attachment),
+/// and a Word document a presentation. The extension tells which when the
+/// directory names both.
+fn legacy_document(
+    word: bool,
+    powerpoint: bool,
+    outlook: bool,
+    by_extension: Option<Format>,
+) -> Option<Format> {
+    let mut named = [(word, Format::Doc), (powerpoint, Format::Ppt)]
+        .into_iter()
+        .filter_map(|(present, format)| present.then_some(format));
     match by_extension {
-        Some(Format::Doc) => true,
-        Some(Format::Xls) => false,
-        _ => !outlook,
+        Some(format) if named.clone().any(|n| n == format) => Some(format),
+        Some(Format::Xls) => None,
+        _ if outlook => None,
+        _ => named.next(),
     }
 }
 
@@ -412,6 +442,7 @@ fn is_office(format: Format) -> bool {
         Format::Docx
             | Format::Doc
             | Format::Pptx
+            | Format::Ppt
             | Format::Pdf
             | Format::Xlsx
             | Format::Xls
@@ -626,7 +657,7 @@ mod tests {
         );
         let ole = [0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1, 0];
         assert_eq!(detect_format(&ole, b"", Some("docx")), Some(Format::Docx));
-        assert_eq!(detect_format(&ole, b"", Some("ppt")), None);
+        assert_eq!(detect_format(&ole, b"", Some("ppt")), Some(Format::Ppt));
         assert_eq!(detect_format(&ole, b"", Some("xls")), Some(Format::Xls));
         let xlsx_tail = b"PK\x01\x02xl/workbook.xml";
         assert_eq!(
@@ -683,6 +714,25 @@ mod tests {
         assert_eq!(detect_format(&ole, b"", Some("DOC")), Some(Format::Doc));
         assert_eq!(Format::from_extension("dot"), Some(Format::Doc));
         assert_eq!(Format::Doc.as_str(), "doc");
+    }
+
+    #[test]
+    fn presentations_by_their_stream_and_the_extension_when_a_document_embeds_one() {
+        let ole = [0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1, 0];
+        let ppt = [&ole[..], POWERPOINT_STREAM].concat();
+        assert_eq!(detect_format(&ppt, b"", None), Some(Format::Ppt));
+        assert_eq!(detect_format(&ppt, b"", Some("pptx")), Some(Format::Ppt));
+        assert_eq!(detect_format(&ppt, b"", Some("xls")), Some(Format::Xls));
+        // A Word document embedding a presentation, and the reverse by name.
+        let both = [&ppt[..], WORD_STREAM].concat();
+        assert_eq!(detect_format(&both, b"", None), Some(Format::Doc));
+        assert_eq!(detect_format(&both, b"", Some("doc")), Some(Format::Doc));
+        assert_eq!(detect_format(&both, b"", Some("pps")), Some(Format::Ppt));
+        // A Word document named .ppt is still one.
+        let doc = [&ole[..], WORD_STREAM].concat();
+        assert_eq!(detect_format(&doc, b"", Some("ppt")), Some(Format::Doc));
+        assert_eq!(detect_format(&ole, b"", Some("POT")), Some(Format::Ppt));
+        assert_eq!(Format::Ppt.as_str(), "ppt");
     }
 
     #[test]

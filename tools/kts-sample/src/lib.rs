@@ -77,7 +77,13 @@ pub fn render(outline: &Outline, format: Format) -> anyhow::Result<Vec<u8>> {
         Format::Pdf => to_pdf(outline)?,
         Format::Odt => to_odt(outline)?,
         Format::Epub => to_epub(outline)?,
-        Format::Doc | Format::Odp | Format::Rtf | Format::Vtt | Format::Adoc | Format::Latex => {
+        Format::Doc
+        | Format::Ppt
+        | Format::Odp
+        | Format::Rtf
+        | Format::Vtt
+        | Format::Adoc
+        | Format::Latex => {
             anyhow::bail!("kts-sample has no writer for {}", format.as_str())
         }
         Format::Csv | Format::Xlsx | Format::Xls | Format::Ods => anyhow::bail!(

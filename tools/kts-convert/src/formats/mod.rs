@@ -21,6 +21,7 @@ mod ods_parts;
 mod omml;
 mod ooxml;
 mod pdf;
+mod ppt;
 mod pptx;
 mod rtf;
 mod sheet_layout;
@@ -166,6 +167,7 @@ pub fn convert(format: Format, bytes: &[u8], ctx: &mut Context) -> Result<Conver
         Format::Docx => docx::convert(bytes, ctx),
         Format::Doc => doc::convert(bytes),
         Format::Pptx => pptx::convert(bytes, ctx),
+        Format::Ppt => ppt::convert(bytes),
         Format::Pdf => pdf::convert(bytes, ctx),
         Format::Csv => csv::convert(bytes),
         Format::Xlsx => spreadsheet::xlsx(bytes, ctx.limits),

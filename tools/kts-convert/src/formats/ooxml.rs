@@ -336,7 +336,8 @@ fn ole_error(bytes: &[u8]) -> ConvertError {
     encryption_error(bytes).unwrap_or_else(|| {
         ConvertError::new(
             ErrorCode::Unsupported,
-            "legacy binary Office format (.doc/.ppt); save it as .docx/.pptx",
+            "a compound file (a legacy binary Office format) where a zip package was expected; \
+             kts reads .doc, .ppt and .xls files by their content",
         )
     })
 }

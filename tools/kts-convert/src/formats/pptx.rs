@@ -14,6 +14,11 @@ use super::table;
 use super::{Context, ConvertError, Converted};
 
 pub fn convert(bytes: &[u8], ctx: &mut Context) -> Result<Converted, ConvertError> {
+    // A .pptx that is really a PowerPoint 97–2003 file (an encrypted package
+    // is a compound file too, and is reported as such by `Package::open`).
+    if ooxml::is_ole(bytes) && ooxml::encryption_error(bytes).is_none() {
+        return super::ppt::convert(bytes);
+    }
     let mut package = Package::open(bytes, ctx.limits)?;
     for name in package.xml_part_names() {
         if let Some(xml) = package.part(&name) {

@@ -17,7 +17,7 @@ mod pieces;
 mod render;
 mod story;
 mod styles;
-mod summary;
+pub(super) mod summary;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
@@ -38,7 +38,7 @@ use self::render::Writer;
 use self::styles::Styles;
 use super::{ConvertError, Converted};
 
-type Cfb<'a> = CompoundFile<Cursor<&'a [u8]>>;
+pub(super) type Cfb<'a> = CompoundFile<Cursor<&'a [u8]>>;
 
 pub fn convert(bytes: &[u8]) -> Result<Converted, ConvertError> {
     // The compound-file reader is a third party's: a panic on a damaged
@@ -103,12 +103,10 @@ fn read(bytes: &[u8]) -> Result<Converted, ConvertError> {
 }
 
 /// A stream's bytes; no stream holds more than the file (`limit`).
-fn stream(file: &mut Cfb, path: &str, limit: usize) -> Result<Vec<u8>, ConvertError> {
-    let mut stream = file.open_stream(path).map_err(|e| {
-        ConvertError::corrupt(format!(
-            "the Word document's {path} stream cannot be read: {e}"
-        ))
-    })?;
+pub(super) fn stream(file: &mut Cfb, path: &str, limit: usize) -> Result<Vec<u8>, ConvertError> {
+    let mut stream = file
+        .open_stream(path)
+        .map_err(|e| ConvertError::corrupt(format!("the {path} stream cannot be read: {e}")))?;
     let mut bytes = Vec::new();
     (&mut stream)
         .take(limit as u64)
@@ -118,13 +116,13 @@ fn stream(file: &mut Cfb, path: &str, limit: usize) -> Result<Vec<u8>, ConvertEr
 }
 
 /// A little-endian `u16` at `at`, if the bytes are there.
-fn u16_at(bytes: &[u8], at: usize) -> Option<u16> {
+pub(super) fn u16_at(bytes: &[u8], at: usize) -> Option<u16> {
     let b = bytes.get(at..at.checked_add(2)?)?;
     Some(u16::from_le_bytes([b[0], b[1]]))
 }
 
 /// A little-endian `u32` at `at`, if the bytes are there.
-fn u32_at(bytes: &[u8], at: usize) -> Option<u32> {
+pub(super) fn u32_at(bytes: &[u8], at: usize) -> Option<u32> {
     let b = bytes.get(at..at.checked_add(4)?)?;
     Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
 }

@@ -281,7 +281,7 @@ impl Doc {
     }
 
     /// A property set of the title and author, in code page 1252.
-    fn summary(&self) -> Vec<u8> {
+    pub fn summary(&self) -> Vec<u8> {
         let texts: Vec<(u32, &str)> = [(2, &self.title), (4, &self.author)]
             .into_iter()
             .filter_map(|(id, text)| Some((id, text.as_deref()?)))
