@@ -403,6 +403,23 @@ pub fn file_record(fixtures: &Path, entry: &ManifestEntry) -> serde_json::Value 
     })
 }
 
+/// The `kts.file/1` record kts-crawl would write for a new file at `path`
+/// under `root` (its size and sha256 read from the file), of `format`.
+pub fn new_file_record(root: &Path, path: &str, format: &str) -> serde_json::Value {
+    use sha2::{Digest, Sha256};
+    let bytes = std::fs::read(root.join(path))
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", root.join(path).display()));
+    let sha256: String = Sha256::digest(&bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    serde_json::json!({
+        "schema": kts_record::schema_id::FILE, "path": path, "root": root.to_string_lossy(),
+        "size": bytes.len(), "mtime": "2026-01-01T00:00:00.000000000Z", "sha256": sha256,
+        "format": format, "status": "new",
+    })
+}
+
 /// The time limit for converting one fixture.
 pub const CONVERT_LIMIT: Duration = Duration::from_secs(60);
 

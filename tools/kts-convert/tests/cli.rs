@@ -5,7 +5,6 @@ use std::process::Output;
 
 use kts_sample::{ALL_FORMATS, Format, Outline, damage, render, tiny_png};
 use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
 
 fn outline() -> Outline {
     Outline::new("Expense Reimbursement Policy")
@@ -27,13 +26,7 @@ fn outline() -> Outline {
 }
 
 fn file_record(root: &Path, path: &str) -> Value {
-    let bytes = std::fs::read(root.join(path)).unwrap();
-    json!({
-        "schema": "kts.file/1", "path": path, "root": root.to_str().unwrap(), "size": bytes.len(),
-        "mtime": "2026-01-01T00:00:00.000000000Z",
-        "sha256": Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect::<String>(),
-        "format": "txt", "status": "new",
-    })
+    kts_tests::new_file_record(root, path, "txt")
 }
 
 fn run_convert(input: &[u8], flags: &[&str]) -> (Output, Vec<Value>) {

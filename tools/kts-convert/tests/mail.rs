@@ -7,16 +7,9 @@ use std::process::Output;
 
 use kts_sample::{Email, Format, Outline, render, to_mbox};
 use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
 
 fn file_record(root: &Path, path: &str) -> Value {
-    let bytes = std::fs::read(root.join(path)).unwrap();
-    json!({
-        "schema": "kts.file/1", "path": path, "root": root.to_str().unwrap(), "size": bytes.len(),
-        "mtime": "2026-01-01T00:00:00.000000000Z",
-        "sha256": Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect::<String>(),
-        "format": "eml", "status": "new",
-    })
+    kts_tests::new_file_record(root, path, "eml")
 }
 
 /// Writes the files into a new scope and converts them, in this order.

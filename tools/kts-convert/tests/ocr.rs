@@ -14,8 +14,7 @@ use std::time::{Duration, Instant};
 use kts_sample::{Block, Format, Outline, render, to_text};
 use lopdf::content::{Content, Operation};
 use lopdf::{Document, Object, Stream, dictionary};
-use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
+use serde_json::Value;
 
 /// Letter size at 200 dpi, the scan every image test starts from.
 const SCAN_WIDTH: u32 = 1700;
@@ -160,13 +159,7 @@ fn scanned_pdf(jpeg: &[u8], first_page_text: &str, stamp: &str) -> Vec<u8> {
 }
 
 fn file_record(root: &Path, path: &str) -> Value {
-    let bytes = std::fs::read(root.join(path)).unwrap();
-    json!({
-        "schema": "kts.file/1", "path": path, "root": root.to_str().unwrap(), "size": bytes.len(),
-        "mtime": "2026-01-01T00:00:00.000000000Z",
-        "sha256": Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect::<String>(),
-        "format": "png", "status": "new",
-    })
+    kts_tests::new_file_record(root, path, "png")
 }
 
 /// Converts `paths` under `root` with `flags`; one output record per path.

@@ -5,23 +5,12 @@
 use std::path::Path;
 use std::process::Output;
 
-use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
+use serde_json::Value;
 
 #[path = "../src/formats/ppt/writer.rs"]
 mod writer;
 
 use writer::{BODY, OTHER, Presentation, Slide, TITLE, Text};
-
-fn file_record(root: &Path, path: &str, format: &str) -> Value {
-    let bytes = std::fs::read(root.join(path)).unwrap();
-    json!({
-        "schema": "kts.file/1", "path": path, "root": root.to_str().unwrap(), "size": bytes.len(),
-        "mtime": "2026-01-01T00:00:00.000000000Z",
-        "sha256": Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect::<String>(),
-        "format": format, "status": "new",
-    })
-}
 
 /// Writes the files into a new scope and converts them, in this order; a
 /// file's format is its extension's.
@@ -32,7 +21,10 @@ fn convert_files(files: &[(&str, Vec<u8>)]) -> (Output, Vec<Value>) {
         .map(|(name, bytes)| {
             std::fs::write(scope.path().join(name), bytes).unwrap();
             let format = name.rsplit('.').next().unwrap();
-            format!("{}\n", file_record(scope.path(), name, format))
+            format!(
+                "{}\n",
+                kts_tests::new_file_record(scope.path(), name, format)
+            )
         })
         .collect();
     kts_tests::run_jsonl(

@@ -148,6 +148,21 @@ pub struct Context<'a> {
     pub ocr: &'a Ocr,
 }
 
+/// Runs a reader built on a third party's parser (calamine, the compound-file
+/// reader): its panic on a damaged file is that file's `Corrupt` error, "the
+/// `what` could not be read", not the batch's.
+pub(crate) fn read_guarded(
+    what: &str,
+    read: impl FnOnce() -> Result<Converted, ConvertError>,
+) -> Result<Converted, ConvertError> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(read)).unwrap_or_else(|panic| {
+        Err(ConvertError::corrupt(format!(
+            "the {what} could not be read: {}",
+            panic_message(&panic)
+        )))
+    })
+}
+
 /// The message a panic was raised with.
 pub(crate) fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
     panic

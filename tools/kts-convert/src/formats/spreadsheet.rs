@@ -20,7 +20,6 @@
 
 use std::collections::HashMap;
 use std::io::{Cursor, Read, Seek};
-use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use calamine::{Data, Dimensions, Ods, Reader, SheetType, Xls, Xlsx};
 use kts_record::ErrorCode;
@@ -117,28 +116,15 @@ impl Workbook {
 }
 
 pub fn xlsx(bytes: &[u8], limits: &Limits) -> Result<Converted, ConvertError> {
-    guarded(|| read_xlsx(bytes, limits))
+    super::read_guarded("workbook", || read_xlsx(bytes, limits))
 }
 
 pub fn xls(bytes: &[u8], limits: &Limits) -> Result<Converted, ConvertError> {
-    guarded(|| read_xls(bytes, limits))
+    super::read_guarded("workbook", || read_xls(bytes, limits))
 }
 
 pub fn ods(bytes: &[u8], limits: &Limits) -> Result<Converted, ConvertError> {
-    guarded(|| read_ods(bytes, limits))
-}
-
-/// Runs a calamine reader; its panics on damaged files (a slice past the end
-/// of a compound file's stream, for one) become `Corrupt`, like its errors.
-fn guarded(
-    read: impl FnOnce() -> Result<Converted, ConvertError>,
-) -> Result<Converted, ConvertError> {
-    catch_unwind(AssertUnwindSafe(read)).unwrap_or_else(|panic| {
-        Err(ConvertError::corrupt(format!(
-            "the workbook could not be read: {}",
-            super::panic_message(&panic)
-        )))
-    })
+    super::read_guarded("workbook", || read_ods(bytes, limits))
 }
 
 fn read_xlsx(bytes: &[u8], limits: &Limits) -> Result<Converted, ConvertError> {

@@ -24,7 +24,6 @@ mod tests;
 pub(crate) mod writer;
 
 use std::io::{Cursor, Read};
-use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use cfb::CompoundFile;
 use kts_record::ErrorCode;
@@ -41,14 +40,7 @@ use super::{ConvertError, Converted};
 pub(super) type Cfb<'a> = CompoundFile<Cursor<&'a [u8]>>;
 
 pub fn convert(bytes: &[u8]) -> Result<Converted, ConvertError> {
-    // The compound-file reader is a third party's: a panic on a damaged
-    // file is that file's error, not the batch's.
-    catch_unwind(AssertUnwindSafe(|| read(bytes))).unwrap_or_else(|panic| {
-        Err(ConvertError::corrupt(format!(
-            "the Word document could not be read: {}",
-            super::panic_message(&panic)
-        )))
-    })
+    super::read_guarded("Word document", || read(bytes))
 }
 
 fn read(bytes: &[u8]) -> Result<Converted, ConvertError> {

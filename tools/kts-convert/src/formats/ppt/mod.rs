@@ -20,7 +20,6 @@ mod text;
 pub(crate) mod writer;
 
 use std::io::Cursor;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use cfb::CompoundFile;
 use kts_record::ErrorCode;
@@ -37,14 +36,7 @@ const DOCUMENT_STREAM: &str = "/PowerPoint Document";
 const CURRENT_USER_STREAM: &str = "/Current User";
 
 pub fn convert(bytes: &[u8]) -> Result<Converted, ConvertError> {
-    // The compound-file reader is a third party's: a panic on a damaged
-    // file is that file's error, not the batch's.
-    catch_unwind(AssertUnwindSafe(|| read(bytes))).unwrap_or_else(|panic| {
-        Err(ConvertError::corrupt(format!(
-            "the presentation could not be read: {}",
-            super::panic_message(&panic)
-        )))
-    })
+    super::read_guarded("presentation", || read(bytes))
 }
 
 fn read(bytes: &[u8]) -> Result<Converted, ConvertError> {
