@@ -465,6 +465,16 @@ impl<'a> Indexer<'a> {
             field("message")
         ));
         self.summary.failed += 1;
+        // The document before the error is over, unless the error is about it
+        // (a chunk a later stage refused): the last part of a held file must
+        // count as indexed before the held file is settled.
+        if self
+            .pending
+            .as_ref()
+            .is_some_and(|pending| pending.doc.path != field("path"))
+        {
+            self.flush_pending()?;
+        }
         self.settle_held_file_before(field("path"));
         let emptied = field("stage") == "kts-convert" && field("code") == ErrorCode::Empty.as_str();
         if let (true, Ok(path)) = (emptied, scope_path::normalize(field("path"))) {

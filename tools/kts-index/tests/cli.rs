@@ -728,3 +728,25 @@ fn converted_documents_of_files_deleted_before_indexing_are_removed() {
         [true, false, true, true, false]
     );
 }
+
+#[test]
+fn a_failed_file_after_a_mailbox_leaves_the_mailbox_indexed_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let error = json!({"schema": "kts.error/1", "stage": "kts-convert", "path": "c.md",
+        "code": "corrupt", "message": "…"});
+    let input = format!("{}{error}\n", mailbox_lines("apricot", 2, 2));
+    let out = index_input(dir.path(), &[], &input);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("incomplete"), "{stderr}");
+    let store = Store::open_read(dir.path()).unwrap();
+    assert_eq!(
+        store
+            .source_sha256(&doc_id("box.mbox"))
+            .unwrap()
+            .flatten()
+            .as_deref(),
+        Some("apricot"),
+        "the mailbox's own document is indexed"
+    );
+    assert_eq!(bm25_hits(&store, "apricot"), 3);
+}
