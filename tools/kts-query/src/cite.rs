@@ -2,14 +2,14 @@
 //! sections, and the heading path, page and slide stored with it are those of
 //! its start. A hit cites instead the part of its chunk, from one heading or
 //! page or slide marker to the next, that holds the most distinct words of
-//! the question (the earliest of equals); the chunk's start when none holds
-//! any.
+//! the question, each weighed by its rarity in the scope (the earliest of
+//! equals); the chunk's start when none holds any.
 
 use std::ops::Range;
 
 use kts_chunk::blocks::{self, Kind};
 use kts_record::HitRecord;
-use kts_store::Hit;
+use kts_store::{Hit, normalized};
 
 use unicode_segmentation::UnicodeSegmentation;
 
@@ -61,18 +61,19 @@ impl Part {
     }
 }
 
-/// The citation of `hit` for a question of these stemmed `terms`.
-/// `level_before(heading, below)` is the level of the nearest heading before
+/// The citation of `hit` for a question of these stemmed `terms`, weighed
+/// by their `rarities` (in order; all alike when empty). `level_before(heading, below)` is the level of the nearest heading before
 /// the chunk with that text and a level lower than `below` (see
 /// [`heading_level`]), asked only when the cited part's headings leave open
 /// which of the chunk's own headings enclose them.
 pub fn cite(
     hit: &Hit,
     terms: &[&str],
+    rarities: &[f64],
     level_before: impl FnMut(&str, usize) -> anyhow::Result<Option<usize>>,
 ) -> anyhow::Result<Citation> {
     let parts = parts(&hit.text, hit.page, hit.slide);
-    let best = best_part(&hit.text, &parts, terms);
+    let best = best_part(&hit.text, &parts, terms, rarities);
     if best == 0 {
         return Ok(Citation {
             heading_path: hit.heading_path.clone(),
@@ -139,22 +140,29 @@ fn parts(text: &str, page: Option<u32>, slide: Option<u32>) -> Vec<Part> {
     parts
 }
 
-/// The part holding the most distinct `terms`, the earliest of equals. A
-/// part holds the words of the headings above it that the chunk's text
-/// opened: a heading followed by a page marker names what the next page says.
-fn best_part(text: &str, parts: &[Part], terms: &[&str]) -> usize {
+/// The part holding the most distinct `terms`, weighed by their `rarities`
+/// (a cover page naming the document's subject does not outweigh the page
+/// with the question's rarer words), the earliest of equals. A part holds
+/// the words of the headings above it that the chunk's text opened: a
+/// heading followed by a page marker names what the next page says.
+fn best_part(text: &str, parts: &[Part], terms: &[&str], rarities: &[f64]) -> usize {
     if parts.len() < 2 {
         return 0;
     }
-    let mut best = (0, 0);
+    let weighed = rarities.len() == terms.len() && rarities.iter().any(|r| *r > 0.0);
+    let weight = |i: usize| if weighed { rarities[i].max(0.0) } else { 1.0 };
+    let mut best = (0, 0.0);
     for (i, part) in parts.iter().enumerate() {
-        let mut lower = text[part.bytes.clone()].to_lowercase();
+        let mut lower = normalized(&text[part.bytes.clone()]).to_lowercase();
         for (_, heading) in &part.headings {
             lower.push('\n');
-            lower.push_str(&heading.to_lowercase());
+            lower.push_str(&normalized(heading).to_lowercase());
         }
         let words: Vec<&str> = stems(&lower).collect();
-        let found = terms.iter().filter(|t| words.contains(t)).count();
+        let found: f64 = (0..terms.len())
+            .filter(|&t| words.contains(&terms[t]))
+            .map(weight)
+            .sum();
         if found > best.1 {
             best = (i, found);
         }
@@ -428,12 +436,13 @@ fn cut_after(text: &str, range: Range<usize>, ends: fn(char) -> bool) -> Vec<Ran
 
 /// For each piece of `flat`, the indices of the `asked` words it holds: a
 /// word of text written without spaces wherever it occurs (by its start),
-/// another as a whole word of the piece, stemmed.
+/// another as a whole word of the piece, normalised and stemmed as the
+/// question's words are (`Florø` is `floro` in both).
 fn found_in_pieces(flat: &str, pieces: &[Range<usize>], asked: &[String]) -> Vec<Vec<usize>> {
     let mut found: Vec<Vec<usize>> = pieces
         .iter()
         .map(|piece| {
-            let lower = flat[piece.clone()].to_lowercase();
+            let lower = normalized(&flat[piece.clone()]).to_lowercase();
             stems(&lower)
                 .filter_map(|w| asked.iter().position(|a| a == w))
                 .collect()
@@ -482,7 +491,7 @@ mod tests {
     fn cited(hit: &Hit, question: &str, levels: &[(&str, usize)]) -> Citation {
         let terms: Vec<String> = kts_store::query_terms(question);
         let terms: Vec<&str> = terms.iter().map(|t| crate::words::stem(t)).collect();
-        cite(hit, &terms, |heading, _| {
+        cite(hit, &terms, &[], |heading, _| {
             Ok(Some(
                 levels
                     .iter()
@@ -515,6 +524,48 @@ mod tests {
             (nothing.page, nothing.heading_path),
             (Some(3), vec!["Manual".to_string()])
         );
+    }
+
+    #[test]
+    fn the_page_with_the_rarer_words_of_the_question_is_cited() {
+        let text = "SERVICE AGREEMENT between Halvorsen Marine and Kystvakt Service.\n\n\
+                    <!-- page: 2 -->\n\nThe termination notice period is 120 days.";
+        let hit = hit(text, &[], Some(1));
+        let question = "how much notice to terminate the service agreement";
+        assert_eq!(
+            cited(&hit, question, &[]).page,
+            Some(1),
+            "equals: the earliest"
+        );
+        let terms: Vec<String> = kts_store::query_terms(question);
+        let rarities: Vec<f64> = terms
+            .iter()
+            .map(|t| match t.as_str() {
+                "service" | "agreement" => 0.3,
+                _ => 2.0,
+            })
+            .collect();
+        let terms: Vec<&str> = terms.iter().map(|t| crate::words::stem(t)).collect();
+        let weighed = cite(&hit, &terms, &rarities, |_, _| Ok(None)).unwrap();
+        assert_eq!(weighed.page, Some(2));
+    }
+
+    #[test]
+    fn a_snippet_finds_the_questions_words_written_with_diacritics() {
+        let mail = "# Crew change Tindholm - helicopter slot\n\n\
+            - **From:** Ingrid Solberg <ingrid@halvorsen.example>\n\
+            - **To:** Crew Tindholm <crew-tindholm@halvorsen.example>\n\
+            - **Cc:** Lars Nygaard <lars@halvorsen.example>\n\
+            - **Date:** 2025-06-12T08:15:00Z\n\nHi all,\n\n\
+            The crew change helicopter from Florø departs at 07:40 on 19 June. \
+            Check in at the heliport 60 minutes before.\n";
+        let shown = snippet(
+            mail,
+            "what time does the crew change helicopter leave Florø",
+            200,
+            characters,
+        );
+        assert!(shown.contains("Florø departs at 07:40"), "{shown}");
     }
 
     #[test]

@@ -810,9 +810,15 @@ impl Searcher {
             .map(|hit| (hit.rowid, hit))
             .collect();
         let mut stemmed: Vec<&str> = Vec::new();
-        for term in terms.iter().map(|t| stem(t)) {
-            if !stemmed.contains(&term) {
-                stemmed.push(term);
+        let mut rarities: Vec<f64> = Vec::new();
+        for (term, rarity) in terms.iter().zip(self.store.rarities(terms)?) {
+            let term = stem(term);
+            match stemmed.iter().position(|seen| *seen == term) {
+                Some(i) => rarities[i] = rarities[i].max(rarity),
+                None => {
+                    stemmed.push(term);
+                    rarities.push(rarity);
+                }
             }
         }
         let kept: Vec<(&Fused, Hit)> = kept
@@ -827,7 +833,7 @@ impl Searcher {
         kept.into_iter()
             .enumerate()
             .map(|(i, (fused, hit))| {
-                let cited = self.citation(&hit, &stemmed)?;
+                let cited = self.citation(&hit, &stemmed, &rarities)?;
                 Ok(HitRecord {
                     schema: kts_record::schema_id::HIT.into(),
                     rank: i + 1,
@@ -852,10 +858,11 @@ impl Searcher {
             .collect()
     }
 
-    /// What `hit` cites; the levels of headings before its chunk are read
+    /// What `hit` cites (its question's `terms` weighed by their
+    /// `rarities`); the levels of headings before its chunk are read
     /// from the document's earlier chunks.
-    fn citation(&self, hit: &Hit, terms: &[&str]) -> anyhow::Result<Citation> {
-        cite(hit, terms, |heading, below| {
+    fn citation(&self, hit: &Hit, terms: &[&str], rarities: &[f64]) -> anyhow::Result<Citation> {
+        cite(hit, terms, rarities, |heading, below| {
             self.store
                 .find_in_earlier_chunks(&hit.doc_id, hit.start, heading, |start, text| {
                     heading_level(text, start, hit.start, heading, below)
