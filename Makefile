@@ -22,7 +22,7 @@ help:
 	@echo "make bench-query  query latency at 10k, 100k and 400k chunks, vector recall"
 	@echo "make bench-lexical  BM25 top-10 from the lexical index against FTS5 at 10k, 100k and 1M chunks"
 	@echo "make bench-update one document replaced in a scope of 100k and 1M chunks with vectors (vectors.delta) against vectors.bin written whole"
-	@echo "make bench-graph  knowledge-graph build time and size against indexing"
+	@echo "make bench-graph  knowledge-graph build time and size against indexing, and its questions"
 	@echo "make bench-reindex  batch reindex of a generated root of 10,000 scopes (SCOPES=N), keyword-only"
 	@echo "make bench-federation  a scoped query against one store holding everything; fan-out over 60 scopes"
 	@echo "make bench-mcp    warm search over kts-mcp (one client, 16 clients) against a cold kts-query, at 10k and 100k chunks"

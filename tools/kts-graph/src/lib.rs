@@ -6,7 +6,9 @@ pub mod extract;
 pub mod model;
 pub mod queries;
 pub mod settings;
+pub mod snapshot;
 pub mod tables;
+pub mod view;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -19,6 +21,8 @@ use kts_store::Store;
 use crate::extract::Seed;
 use crate::model::{KnowledgeGraph, NodeKind};
 use crate::settings::Settings;
+use crate::snapshot::Snapshot;
+use crate::view::GraphView;
 
 /// Bumped when extraction rules change, so that every document is extracted again.
 pub const EXTRACTION_VERSION: u32 = 2;
@@ -201,14 +205,28 @@ fn update(args: &Args, settings: &Settings, messages: &Messages) -> anyhow::Resu
     if !args.quiet {
         messages.info(&summary);
     }
-    if args.stats || args.export.is_some() {
+    let stale = !snapshot::is_current(store.connection(), settings)?;
+    if stale || args.stats || args.export.is_some() {
         let loaded = Instant::now();
         let kg = KnowledgeGraph::load(store.connection(), settings)?;
+        let built = loaded.elapsed().as_secs_f64();
+        if stale {
+            store.begin()?;
+            snapshot::write(store.connection(), &kg)?;
+            store.commit()?;
+        }
         if args.stats {
             messages.info(&format!(
-                "{} (built in {:.2} s)",
+                "{} (built in {built:.2} s{})",
                 size(&kg),
-                loaded.elapsed().as_secs_f64()
+                if stale {
+                    format!(
+                        ", snapshot written in {:.2} s",
+                        loaded.elapsed().as_secs_f64() - built
+                    )
+                } else {
+                    String::new()
+                }
             ));
         }
         if let Some(ExportForm::NodeLink) = args.export {
@@ -243,14 +261,17 @@ fn answer(
             dir.display()
         ));
     }
-    let kg = KnowledgeGraph::load(store.connection(), settings)?;
-    let records = match command {
-        Command::Related { path, top } => queries::related(&kg, path, *top)?,
-        Command::Neighbors { entity, top, .. } => {
-            queries::neighbors(&kg, entity, settings.depth, *top)?
+    let records = match (command, Snapshot::open(dir, settings)?) {
+        (Command::Entities { kind }, _) => {
+            queries::entities(&KnowledgeGraph::load(store.connection(), settings)?, *kind)
         }
-        Command::Central { top } => queries::central(&kg, *top),
-        Command::Entities { kind } => queries::entities(&kg, *kind),
+        (_, Some(snapshot)) => snapshot.read(|view| ask(view, command, settings))?,
+        // No snapshot, or one of another state or other settings: the graph whole.
+        (_, None) => ask(
+            &KnowledgeGraph::load(store.connection(), settings)?,
+            command,
+            settings,
+        )?,
     };
     let mut out = JsonlWriter::new();
     for record in &records {
@@ -258,6 +279,22 @@ fn answer(
     }
     out.flush()?;
     Ok(Exit::Ok)
+}
+
+/// The answer to a question other than `entities`.
+fn ask(
+    view: &dyn GraphView,
+    command: &Command,
+    settings: &Settings,
+) -> anyhow::Result<Vec<kts_record::NodeRecord>> {
+    match command {
+        Command::Related { path, top } => queries::related(view, path, *top),
+        Command::Neighbors { entity, top, .. } => {
+            queries::neighbors(view, entity, settings.depth, *top)
+        }
+        Command::Central { top } => queries::central(view, *top),
+        Command::Entities { .. } => unreachable!("entities are listed from the whole graph"),
+    }
 }
 
 /// "N nodes (..), M edges (..)", by kind and label.

@@ -16,6 +16,7 @@
 //! entity   relates_to entity   chunks naming both / chunks naming the rarer one
 //! ```
 
+use std::cell::OnceCell;
 use std::collections::{BTreeMap, HashMap};
 
 use petgraph::stable_graph::{NodeIndex, StableGraph};
@@ -103,6 +104,8 @@ pub struct Edge {
 pub struct KnowledgeGraph {
     pub graph: StableGraph<Node, Edge>,
     by_id: HashMap<String, NodeIndex>,
+    /// Entities and topics by their keys in lower case (see view.rs), made at first use.
+    pub(crate) by_lower_key: OnceCell<HashMap<String, Vec<NodeIndex>>>,
     pub settings: Settings,
 }
 
@@ -138,6 +141,7 @@ impl KnowledgeGraph {
             kg: KnowledgeGraph {
                 graph: StableGraph::new(),
                 by_id: HashMap::new(),
+                by_lower_key: OnceCell::new(),
                 settings: settings.clone(),
             },
         };

@@ -1,13 +1,15 @@
 //! Graph questions: related documents, neighbours of an entity, central
 //! entities, entities of a kind. Each answers with `kts.node/1` records.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::cmp::Ordering;
+use std::collections::{BTreeMap, VecDeque};
 
 use kts_record::NodeRecord;
 use petgraph::stable_graph::NodeIndex;
 use unicode_normalization::UnicodeNormalization;
 
 use crate::model::{KnowledgeGraph, Node, NodeKind};
+use crate::view::GraphView;
 
 /// Paths of documents listed per entity.
 const DOCUMENTS_LISTED: usize = 10;
@@ -32,34 +34,46 @@ fn record(node: &Node) -> NodeRecord {
     }
 }
 
-/// How many documents name each entity or topic (for weighting rare ones up).
-fn document_counts(kg: &KnowledgeGraph) -> HashMap<NodeIndex, usize> {
-    kg.nodes()
-        .filter(|(_, n)| n.kind.is_named())
-        .map(|(i, _)| {
-            let documents = kg
-                .edges_of(i)
-                .iter()
-                .filter(|(other, _)| kg.graph[*other].kind == NodeKind::Document)
-                .count();
-            (i, documents)
-        })
-        .collect()
-}
-
 /// The document at `path`; else the one whose path is the same text in
 /// another Unicode normal form (a name from macOS is decomposed, `e` and `´`
 /// for `é`, and typed composed).
-fn document_at(kg: &KnowledgeGraph, path: &str) -> Option<NodeIndex> {
-    let documents = || kg.nodes().filter(|(_, n)| n.kind == NodeKind::Document);
-    let found = documents()
-        .find(|(_, n)| n.path.as_deref() == Some(path))
-        .or_else(|| {
-            let composed: String = path.nfc().collect();
-            documents()
-                .find(|(_, n)| (n.path.as_deref()).is_some_and(|p| p.nfc().eq(composed.chars())))
-        });
-    found.map(|(i, _)| i)
+fn document_at(view: &dyn GraphView, path: &str) -> anyhow::Result<Option<NodeIndex>> {
+    if let Some(found) = view.document_with_path(path)? {
+        return Ok(Some(found));
+    }
+    let composed: String = path.nfc().collect();
+    Ok(view
+        .document_paths()?
+        .into_iter()
+        .find(|(_, p)| p.nfc().eq(composed.chars()))
+        .map(|(i, _)| i))
+}
+
+/// The first `top` of `items` in `order`, ties between them broken by their
+/// nodes' ids, reading the ids of only the items that can be among them.
+fn first_by<T>(
+    view: &dyn GraphView,
+    mut items: Vec<(NodeIndex, T)>,
+    top: usize,
+    order: impl Fn(&T, &T) -> Ordering,
+) -> anyhow::Result<Vec<(NodeIndex, T)>> {
+    items.sort_by(|a, b| order(&a.1, &b.1));
+    if let Some((_, last)) = items.get(top.saturating_sub(1)) {
+        let end = (items.iter())
+            .position(|(_, item)| order(item, last) == Ordering::Greater)
+            .unwrap_or(items.len());
+        items.truncate(end);
+    }
+    let mut identified: Vec<(String, (NodeIndex, T))> = items
+        .into_iter()
+        .map(|(i, item)| Ok((view.node(i)?.id, (i, item))))
+        .collect::<anyhow::Result<_>>()?;
+    identified.sort_by(|a, b| order(&a.1.1, &b.1.1).then_with(|| a.0.cmp(&b.0)));
+    Ok(identified
+        .into_iter()
+        .take(top)
+        .map(|(_, item)| item)
+        .collect())
 }
 
 /// A document's relatedness: the sum of what each shared entity contributes.
@@ -71,58 +85,53 @@ struct Relatedness {
 
 /// The documents that share the most (and the rarest) entities with the
 /// document at `path`, best first.
-pub fn related(kg: &KnowledgeGraph, path: &str, top: usize) -> anyhow::Result<Vec<NodeRecord>> {
-    let doc = document_at(kg, path)
+pub fn related(view: &dyn GraphView, path: &str, top: usize) -> anyhow::Result<Vec<NodeRecord>> {
+    let doc = document_at(view, path)?
         .ok_or_else(|| anyhow::anyhow!("{path} is not a document of this scope's index"))?;
-    let documents = kg
-        .nodes()
-        .filter(|(_, n)| n.kind == NodeKind::Document)
-        .count() as f64;
-    let counts = document_counts(kg);
+    let documents = view.document_count() as f64;
     let mut scores: BTreeMap<NodeIndex, Relatedness> = BTreeMap::new();
-    for (entity, edge) in kg.edges_of(doc) {
-        if !kg.graph[entity].kind.is_named() {
+    for link in view.links(doc)? {
+        if !link.kind.is_named() {
             continue;
         }
-        let rarity = (1.0 + documents / counts[&entity].max(1) as f64).ln();
-        for (other, other_edge) in kg.edges_of(entity) {
-            if other == doc || kg.graph[other].kind != NodeKind::Document {
+        let entity = link.other;
+        let naming = view.link_counts(entity)?.documents;
+        let rarity = (1.0 + documents / naming.max(1) as f64).ln();
+        for other in view.links(entity)? {
+            if other.other == doc || other.kind != NodeKind::Document {
                 continue;
             }
-            let share = edge.weight * other_edge.weight * rarity;
-            let entry = scores.entry(other).or_default();
+            let share = link.weight * other.weight * rarity;
+            let entry = scores.entry(other.other).or_default();
             entry.score += share;
             entry.shared.push((share, entity));
         }
     }
-    let mut ranked: Vec<(NodeIndex, Relatedness)> = scores.into_iter().collect();
-    ranked.sort_by(|a, b| {
-        b.1.score
-            .total_cmp(&a.1.score)
-            .then_with(|| kg.graph[a.0].id.cmp(&kg.graph[b.0].id))
-    });
-    Ok(ranked
+    let ranked = first_by(view, scores.into_iter().collect(), top, |a, b| {
+        b.score.total_cmp(&a.score)
+    })?;
+    ranked
         .into_iter()
-        .take(top)
         .map(|(i, Relatedness { score, mut shared })| {
             shared.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-            NodeRecord {
+            let shared = (shared.iter().take(SHARED_LISTED))
+                .map(|(_, e)| Ok(view.node(*e)?.name))
+                .collect::<anyhow::Result<_>>()?;
+            Ok(NodeRecord {
                 score: Some(score),
-                shared: shared
-                    .iter()
-                    .take(SHARED_LISTED)
-                    .map(|(_, e)| kg.graph[*e].name.clone())
-                    .collect(),
-                ..record(&kg.graph[i])
-            }
+                shared,
+                ..record(&view.node(i)?)
+            })
         })
-        .collect())
+        .collect()
 }
 
 /// The entity or topic an argument names: a node id (`system:authservice`),
 /// else a name matched case-insensitively (the most mentioned such entity).
-pub fn find_entity(kg: &KnowledgeGraph, name: &str) -> anyhow::Result<NodeIndex> {
-    if let Some(i) = kg.node(name).filter(|i| kg.graph[*i].kind.is_named()) {
+pub fn find_entity(view: &dyn GraphView, name: &str) -> anyhow::Result<NodeIndex> {
+    if let Some(i) = view.find(name)?
+        && view.node(i)?.kind.is_named()
+    {
         return Ok(i);
     }
     let key = name
@@ -130,52 +139,61 @@ pub fn find_entity(kg: &KnowledgeGraph, name: &str) -> anyhow::Result<NodeIndex>
         .collect::<Vec<_>>()
         .join(" ")
         .to_lowercase();
-    kg.nodes()
-        .filter(|(_, n)| n.kind.is_named() && (n.key == key || n.key == key.to_uppercase()))
-        .max_by(|a, b| {
-            a.1.mentions
-                .cmp(&b.1.mentions)
-                .then_with(|| b.1.id.cmp(&a.1.id))
-        })
-        .map(|(i, _)| i)
-        .ok_or_else(|| {
-            anyhow::anyhow!("no entity named {name:?} in the graph (see kts-graph DIR entities)")
-        })
+    let upper = key.to_uppercase();
+    let mut candidates = view.named_by_lower_key(&key)?;
+    candidates.extend(view.named_by_lower_key(&upper.to_lowercase())?);
+    candidates.sort();
+    candidates.dedup();
+    let mut best: Option<(NodeIndex, Node)> = None;
+    for i in candidates {
+        let node = view.node(i)?;
+        if node.key != key && node.key != upper {
+            continue;
+        }
+        let better = best.as_ref().is_none_or(|(_, b)| {
+            (node.mentions.cmp(&b.mentions)).then_with(|| b.id.cmp(&node.id)) == Ordering::Greater
+        });
+        if better {
+            best = Some((i, node));
+        }
+    }
+    best.map(|(i, _)| i).ok_or_else(|| {
+        anyhow::anyhow!("no entity named {name:?} in the graph (see kts-graph DIR entities)")
+    })
 }
 
 /// Everything within `hops` edges of the entity (edges at or above the
 /// weight threshold, either direction, not through chunks), nearest first.
 pub fn neighbors(
-    kg: &KnowledgeGraph,
+    view: &dyn GraphView,
     name: &str,
     hops: usize,
     top: usize,
 ) -> anyhow::Result<Vec<NodeRecord>> {
-    let start = find_entity(kg, name)?;
-    let reached = walk(kg, &[start], hops);
-    let mut found: Vec<(NodeIndex, Reached)> =
+    let start = find_entity(view, name)?;
+    let reached = walk(view, &[start], hops)?;
+    let found: Vec<(NodeIndex, Reached)> =
         reached.into_iter().filter(|(i, _)| *i != start).collect();
-    found.sort_by(|a, b| {
-        a.1.hops
-            .cmp(&b.1.hops)
-            .then(b.1.weight.total_cmp(&a.1.weight))
-            .then_with(|| kg.graph[a.0].id.cmp(&kg.graph[b.0].id))
-    });
-    Ok(found
+    let nearest = first_by(view, found, top, |a, b| {
+        a.hops.cmp(&b.hops).then(b.weight.total_cmp(&a.weight))
+    })?;
+    nearest
         .into_iter()
-        .take(top)
-        .map(|(i, r)| NodeRecord {
-            score: Some(r.weight),
-            hops: Some(r.hops),
-            via: Some(r.via.to_string()),
-            ..record(&kg.graph[i])
+        .map(|(i, r)| {
+            Ok(NodeRecord {
+                score: Some(r.weight),
+                hops: Some(r.hops),
+                via: Some(r.via.to_string()),
+                ..record(&view.node(i)?)
+            })
         })
-        .collect())
+        .collect()
 }
 
 /// How a breadth-first walk reached a node.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Reached {
+    pub kind: NodeKind,
     pub hops: usize,
     /// The product of the edge weights along the path.
     pub weight: f64,
@@ -185,43 +203,41 @@ pub struct Reached {
 /// Breadth-first walk from `starts` over edges at or above the threshold,
 /// skipping chunks; each node keeps its best path of the fewest hops.
 pub fn walk(
-    kg: &KnowledgeGraph,
+    view: &dyn GraphView,
     starts: &[NodeIndex],
     hops: usize,
-) -> BTreeMap<NodeIndex, Reached> {
-    let threshold = kg.settings.edge_threshold;
-    let mut reached: BTreeMap<NodeIndex, Reached> = starts
-        .iter()
-        .map(|s| {
-            (
-                *s,
-                Reached {
-                    hops: 0,
-                    weight: 1.0,
-                    via: "",
-                },
-            )
-        })
-        .collect();
+) -> anyhow::Result<BTreeMap<NodeIndex, Reached>> {
+    let threshold = view.settings().edge_threshold;
+    let mut reached: BTreeMap<NodeIndex, Reached> = BTreeMap::new();
+    for start in starts {
+        let start_at = Reached {
+            kind: view.node(*start)?.kind,
+            hops: 0,
+            weight: 1.0,
+            via: "",
+        };
+        reached.insert(*start, start_at);
+    }
     let mut queue: VecDeque<NodeIndex> = starts.iter().copied().collect();
     while let Some(node) = queue.pop_front() {
         let here = reached[&node];
         if here.hops >= hops {
             continue;
         }
-        for (other, edge) in kg.edges_of(node) {
-            if edge.weight < threshold || kg.graph[other].kind == NodeKind::Chunk {
+        for link in view.links(node)? {
+            if link.weight < threshold {
                 continue;
             }
             let candidate = Reached {
+                kind: link.kind,
                 hops: here.hops + 1,
-                weight: here.weight * edge.weight,
-                via: edge.label,
+                weight: here.weight * link.weight,
+                via: link.label,
             };
-            match reached.get_mut(&other) {
+            match reached.get_mut(&link.other) {
                 None => {
-                    reached.insert(other, candidate);
-                    queue.push_back(other);
+                    reached.insert(link.other, candidate);
+                    queue.push_back(link.other);
                 }
                 Some(seen) if seen.hops == candidate.hops && seen.weight < candidate.weight => {
                     *seen = candidate;
@@ -230,42 +246,20 @@ pub fn walk(
             }
         }
     }
-    reached
+    Ok(reached)
 }
 
 /// Entities and topics by degree centrality: the share of the other
 /// documents, entities and topics they are linked to.
-pub fn central(kg: &KnowledgeGraph, top: usize) -> Vec<NodeRecord> {
-    let others = kg
-        .nodes()
-        .filter(|(_, n)| n.kind != NodeKind::Chunk)
-        .count()
-        .saturating_sub(1)
-        .max(1) as f64;
-    let mut scored: Vec<(NodeIndex, f64)> = kg
-        .nodes()
-        .filter(|(_, n)| n.kind.is_named())
-        .map(|(i, _)| {
-            let mut linked: Vec<NodeIndex> = kg
-                .edges_of(i)
-                .into_iter()
-                .filter(|(o, _)| kg.graph[*o].kind != NodeKind::Chunk)
-                .map(|(o, _)| o)
-                .collect();
-            linked.dedup();
-            (i, linked.len() as f64 / others)
-        })
-        .collect();
-    scored.sort_by(|a, b| {
-        b.1.total_cmp(&a.1)
-            .then_with(|| kg.graph[a.0].id.cmp(&kg.graph[b.0].id))
-    });
-    scored
+pub fn central(view: &dyn GraphView, top: usize) -> anyhow::Result<Vec<NodeRecord>> {
+    let others = view.node_count().saturating_sub(1).max(1) as f64;
+    view.most_linked(top)?
         .into_iter()
-        .take(top)
-        .map(|(i, score)| NodeRecord {
-            score: Some(score),
-            ..record(&kg.graph[i])
+        .map(|(i, linked)| {
+            Ok(NodeRecord {
+                score: Some(linked as f64 / others),
+                ..record(&view.node(i)?)
+            })
         })
         .collect()
 }

@@ -108,6 +108,12 @@ impl Settings {
             .map(|b| format!("{b:02x}"))
             .collect()
     }
+
+    /// A fingerprint of the settings the built graph depends on: extraction's,
+    /// and which entities are kept. A graph snapshot built with other ones is not used.
+    pub fn graph_fingerprint(&self) -> String {
+        format!("{}-{}", self.extraction_fingerprint(), self.min_mentions)
+    }
 }
 
 /// A `--kind` flag's value (or a seed's kind), case-insensitive.

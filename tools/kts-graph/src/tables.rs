@@ -2,7 +2,9 @@
 //! (`DIR/.kts/kts.db`, beside the tables of kts-store):
 //!
 //! ```text
-//! graph_meta         key/value: settings (the extraction fingerprint the rows were made with)
+//! graph_meta         key/value: settings (the extraction fingerprint the rows were made with),
+//!                    generation (raised by triggers whenever graph_docs or documents change
+//!                    what the graph is built from: the graph snapshot's staleness key)
 //! graph_docs         doc_id PK, digest: the document version the rows below describe
 //! graph_mentions     doc_id, chunk_id, kind, key, name, count
 //! graph_definitions  doc_id, chunk_id, key, name, text
@@ -14,7 +16,8 @@
 //! Every row belongs to one document, so bringing the graph up to date after
 //! kts-index changed or removed documents touches only those documents' rows.
 //! Everything that depends on the whole scope (totals, the min-mentions
-//! filter, edge weights, topics) is computed when the graph is loaded.
+//! filter, edge weights, topics) is computed when the graph is built, and
+//! kept in the graph snapshot (snapshot.rs) for the questions.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -48,6 +51,17 @@ CREATE TABLE IF NOT EXISTS graph_relations (
 CREATE INDEX IF NOT EXISTS graph_relations_by_doc ON graph_relations(doc_id);
 CREATE TABLE IF NOT EXISTS graph_keywords (doc_id TEXT NOT NULL, word TEXT NOT NULL, count INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS graph_keywords_by_doc ON graph_keywords(doc_id);
+INSERT OR IGNORE INTO graph_meta VALUES ('generation', 0);
+CREATE TRIGGER IF NOT EXISTS graph_doc_added AFTER INSERT ON graph_docs
+    BEGIN UPDATE graph_meta SET value = value + 1 WHERE key = 'generation'; END;
+CREATE TRIGGER IF NOT EXISTS graph_doc_removed AFTER DELETE ON graph_docs
+    BEGIN UPDATE graph_meta SET value = value + 1 WHERE key = 'generation'; END;
+CREATE TRIGGER IF NOT EXISTS document_added_for_graph AFTER INSERT ON documents
+    BEGIN UPDATE graph_meta SET value = value + 1 WHERE key = 'generation'; END;
+CREATE TRIGGER IF NOT EXISTS document_removed_for_graph AFTER DELETE ON documents
+    BEGIN UPDATE graph_meta SET value = value + 1 WHERE key = 'generation'; END;
+CREATE TRIGGER IF NOT EXISTS document_renamed_for_graph AFTER UPDATE OF path, title ON documents
+    BEGIN UPDATE graph_meta SET value = value + 1 WHERE key = 'generation'; END;
 ";
 
 /// The tables holding rows of one document each.

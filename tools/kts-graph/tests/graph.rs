@@ -221,6 +221,55 @@ fn graph_questions_are_answered() {
 }
 
 #[test]
+fn the_snapshot_holds_each_node_and_its_edges_in_order_as_built() {
+    use kts_graph::view::GraphView;
+
+    let scope = scope_with(&[
+        ("auth.md", AUTH),
+        ("payments.md", PAYMENTS),
+        ("garden.md", GARDEN),
+    ]);
+    graph(scope.path(), "");
+    let mut settings = kts_graph::settings::Settings::default();
+    settings
+        .seeds
+        .push(kts_graph::settings::parse_seed("PERSON:Jane Doe").unwrap());
+    let store = kts_store::Store::open_read(scope.path()).unwrap();
+    let kg = kts_graph::model::KnowledgeGraph::load(store.connection(), &settings).unwrap();
+    let snapshot = kts_graph::snapshot::Snapshot::open(scope.path(), &settings)
+        .unwrap()
+        .expect("kts-graph wrote a current snapshot");
+    snapshot
+        .read(|snapshot| {
+            for (index, node) in kg.nodes() {
+                if node.kind == kts_graph::model::NodeKind::Chunk {
+                    continue;
+                }
+                assert_eq!(&snapshot.node(index)?, node);
+                assert_eq!(snapshot.links(index)?, kg.links_of(index), "{}", node.id);
+                assert_eq!(snapshot.link_counts(index)?, kg.link_counts(index)?);
+                assert_eq!(snapshot.find(&node.id)?, Some(index));
+            }
+            assert_eq!(snapshot.most_linked(1000)?, kg.most_linked(1000)?);
+            assert_eq!(
+                (snapshot.node_count(), snapshot.document_count()),
+                (kg.node_count(), 3)
+            );
+            Ok(())
+        })
+        .unwrap();
+
+    let mut other = settings.clone();
+    other.min_mentions = 3;
+    assert!(
+        kts_graph::snapshot::Snapshot::open(scope.path(), &other)
+            .unwrap()
+            .is_none(),
+        "a snapshot built with other settings is not used"
+    );
+}
+
+#[test]
 fn a_document_named_in_decomposed_unicode_is_found_by_its_name_as_typed() {
     // As macOS writes names: `e` and a combining accent for `é`.
     let decomposed = "Cafe\u{301} Cre\u{300}me.md";

@@ -6,11 +6,11 @@
 use std::fmt::Write;
 
 use kts_graph::model::NodeKind;
+use kts_graph::view::GraphView;
 use kts_record::HitRecord;
 use petgraph::stable_graph::NodeIndex;
 
 use crate::cite::{cited_text, snippet};
-use crate::graph::QueryGraph;
 use crate::words::unspaced;
 
 /// Neighbours listed per entity.
@@ -96,17 +96,24 @@ pub fn markdown(
 /// What the graph knows of the question's entities `seeds`, an entry each;
 /// from a scope of a knowledge root (`scope`), the entry names it and its
 /// paths are cited by scope and path.
-pub fn graph_facts(graph: &QueryGraph, seeds: &[NodeIndex], scope: Option<&str>) -> Vec<String> {
+pub fn graph_facts(
+    view: &dyn GraphView,
+    seeds: &[NodeIndex],
+    scope: Option<&str>,
+) -> anyhow::Result<Vec<String>> {
     seeds
         .iter()
-        .map(|&seed| entity_entry(graph, seed, scope))
+        .map(|&seed| entity_entry(view, seed, scope))
         .collect()
 }
 
 /// One entity: kind, mentions, definition or expansion, strongest neighbours, sources.
-fn entity_entry(graph: &QueryGraph, seed: NodeIndex, scope: Option<&str>) -> String {
-    let kg = &graph.kg;
-    let node = &kg.graph[seed];
+fn entity_entry(
+    view: &dyn GraphView,
+    seed: NodeIndex,
+    scope: Option<&str>,
+) -> anyhow::Result<String> {
+    let node = view.node(seed)?;
     let mut entry = format!(
         "- **{}** ({}, {} mention{}{})",
         node.name,
@@ -125,47 +132,54 @@ fn entity_entry(graph: &QueryGraph, seed: NodeIndex, scope: Option<&str>) -> Str
     if let Some((definition, path)) = &node.definition {
         let _ = write!(entry, "\n  - Definition ({}): {definition}", cite(path));
     }
-    let mut edges = kg.edges_of(seed);
-    edges.sort_by(|a, b| b.1.weight.total_cmp(&a.1.weight).then(a.0.cmp(&b.0)));
+    let mut links = view.links(seed)?;
+    links.sort_by(|a, b| b.weight.total_cmp(&a.weight).then(a.other.cmp(&b.other)));
     // Several edges may join two entities (one per document saying so, or
     // of several kinds): each neighbour is listed once, with its kinds.
     let mut neighbours: Vec<(NodeIndex, Vec<&str>)> = Vec::new();
-    for (other, edge) in &edges {
-        if !matches!(kg.graph[*other].kind, NodeKind::Entity(_)) {
-            continue;
-        }
-        let label = edge.label;
-        if let Some((_, labels)) = neighbours.iter_mut().find(|(node, _)| node == other) {
-            if !labels.contains(&label) {
-                labels.push(label);
+    for link in links
+        .iter()
+        .filter(|l| matches!(l.kind, NodeKind::Entity(_)))
+    {
+        if let Some((_, labels)) = neighbours.iter_mut().find(|(node, _)| *node == link.other) {
+            if !labels.contains(&link.label) {
+                labels.push(link.label);
             }
         } else if neighbours.len() < NEIGHBOURS {
-            neighbours.push((*other, vec![label]));
+            neighbours.push((link.other, vec![link.label]));
         }
     }
     let neighbours: Vec<String> = neighbours
         .iter()
-        .map(|(other, labels)| format!("{} ({})", kg.graph[*other].name, labels.join(", ")))
-        .collect();
+        .map(|(other, labels)| {
+            Ok(format!(
+                "{} ({})",
+                view.node(*other)?.name,
+                labels.join(", ")
+            ))
+        })
+        .collect::<anyhow::Result<_>>()?;
     if !neighbours.is_empty() {
         let _ = write!(entry, "\n  - Related: {}", neighbours.join(", "));
     }
     // A document that both defines and mentions the entity has two edges to it.
-    let mut sources: Vec<&str> = Vec::new();
-    for (other, _) in &edges {
-        if let (NodeKind::Document, Some(path)) = (kg.graph[*other].kind, &kg.graph[*other].path)
-            && !sources.contains(&path.as_str())
-            && sources.len() < SOURCES
+    let mut sources: Vec<String> = Vec::new();
+    for link in links.iter().filter(|l| l.kind == NodeKind::Document) {
+        if sources.len() == SOURCES {
+            break;
+        }
+        if let Some(path) = view.node(link.other)?.path
+            && !sources.contains(&path)
         {
             sources.push(path);
         }
     }
     if !sources.is_empty() {
-        let sources: Vec<String> = sources.into_iter().map(cite).collect();
+        let sources: Vec<String> = sources.iter().map(|p| cite(p)).collect();
         let _ = write!(entry, "\n  - Sources: {}", sources.join(", "));
     }
     entry.push('\n');
-    entry
+    Ok(entry)
 }
 
 /// `[n] path > heading (page p)` (`[n] scope: path > ...` citing scopes),

@@ -2,12 +2,14 @@
 //! entities of the scope's graph named in the question), what a walk from
 //! them reaches, and the documents it reaches, ranked.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::path::Path;
 
 use kts_graph::model::{KnowledgeGraph, NodeKind};
-use kts_graph::queries::{Reached, walk};
+use kts_graph::queries::walk;
 use kts_graph::settings::{Settings, config_path};
+use kts_graph::snapshot::Snapshot;
+use kts_graph::view::GraphView;
 use kts_store::{Scored, Store};
 use petgraph::stable_graph::NodeIndex;
 
@@ -19,13 +21,11 @@ const MAX_NAME_WORDS: usize = 6;
 const CONNECTIVITY_BOOST_CAP: f64 = 0.5;
 const CONNECTIVITY_BOOST_PER_LINK: f64 = 0.01;
 
-/// A scope's graph, ready to match questions.
-pub struct QueryGraph {
-    pub kg: KnowledgeGraph,
-    /// Entity names (keys, lower case) to their nodes.
-    names: HashMap<String, Vec<NodeIndex>>,
-    /// Documents named and linked to each entity (for specificity).
-    documents_of: HashMap<NodeIndex, usize>,
+/// A scope's graph, ready to match questions: its snapshot, read by
+/// neighbourhood, when it is current; else the graph built whole.
+pub enum QueryGraph {
+    Snapshot(Snapshot),
+    Whole(KnowledgeGraph),
 }
 
 impl QueryGraph {
@@ -35,91 +35,93 @@ impl QueryGraph {
             return Ok(None);
         }
         let settings = Settings::load(&config_path(scope), false)?;
-        let kg = KnowledgeGraph::load(store.connection(), &settings)?;
-        let mut names: HashMap<String, Vec<NodeIndex>> = HashMap::new();
-        let mut documents_of = HashMap::new();
-        for (index, node) in kg.nodes() {
-            if !matches!(node.kind, NodeKind::Entity(_)) {
-                continue;
-            }
-            names
-                .entry(node.key.to_lowercase())
-                .or_default()
-                .push(index);
-            let documents = kg
-                .edges_of(index)
-                .iter()
-                .filter(|(other, _)| kg.graph[*other].kind == NodeKind::Document)
-                .count();
-            documents_of.insert(index, documents);
-        }
-        Ok(Some(QueryGraph {
-            kg,
-            names,
-            documents_of,
+        Ok(Some(match Snapshot::open(scope, &settings)? {
+            Some(snapshot) => QueryGraph::Snapshot(snapshot),
+            None => QueryGraph::Whole(KnowledgeGraph::load(store.connection(), &settings)?),
         }))
+    }
+
+    /// Runs `read` on one state of the graph (node indices stay valid
+    /// from one read to the next).
+    pub fn read<T>(
+        &self,
+        read: impl FnOnce(&dyn GraphView) -> anyhow::Result<T>,
+    ) -> anyhow::Result<T> {
+        match self {
+            QueryGraph::Snapshot(snapshot) => snapshot.read(|view| read(view)),
+            QueryGraph::Whole(kg) => read(kg),
+        }
     }
 
     /// The known entities the question names, the most specific (fewest
     /// documents, then longest name) first, at most [`MAX_SEEDS`].
-    pub fn seeds(&self, question: &str) -> Vec<NodeIndex> {
-        let words: Vec<String> = question
-            .split_whitespace()
-            .map(|w| {
-                w.trim_matches(|c: char| !c.is_alphanumeric())
-                    .to_lowercase()
-            })
-            .filter(|w| !w.is_empty())
-            .collect();
-        let mut found: Vec<NodeIndex> = Vec::new();
-        for start in 0..words.len() {
-            for len in 1..=MAX_NAME_WORDS.min(words.len() - start) {
-                let name = words[start..start + len].join(" ");
-                for &node in self.names.get(&name).into_iter().flatten() {
-                    if !found.contains(&node) {
-                        found.push(node);
-                    }
+    pub fn seeds(&self, question: &str) -> anyhow::Result<Vec<NodeIndex>> {
+        self.read(|view| seeds(view, question))
+    }
+
+    /// The names of `nodes`.
+    pub fn names(&self, nodes: &[NodeIndex]) -> anyhow::Result<Vec<String>> {
+        self.read(|view| nodes.iter().map(|&i| Ok(view.node(i)?.name)).collect())
+    }
+
+    /// The documents a walk from `seeds` reaches (the graph's depth and
+    /// edge threshold), by doc_id, with their graph score: the path weight,
+    /// raised by up to half for well-connected documents.
+    pub fn document_scores(&self, seeds: &[NodeIndex]) -> anyhow::Result<HashMap<String, f64>> {
+        self.read(|view| {
+            let reached = walk(view, seeds, view.settings().depth)?;
+            (reached.iter())
+                .filter(|(_, how)| how.kind == NodeKind::Document)
+                .map(|(node, how)| {
+                    let links = view.link_counts(*node)?.named as f64;
+                    let boost = (links * CONNECTIVITY_BOOST_PER_LINK).min(CONNECTIVITY_BOOST_CAP);
+                    Ok((view.node(*node)?.key, how.weight * (1.0 + boost)))
+                })
+                .collect()
+        })
+    }
+}
+
+/// See [`QueryGraph::seeds`].
+fn seeds(view: &dyn GraphView, question: &str) -> anyhow::Result<Vec<NodeIndex>> {
+    let words: Vec<String> = question
+        .split_whitespace()
+        .map(|w| {
+            w.trim_matches(|c: char| !c.is_alphanumeric())
+                .to_lowercase()
+        })
+        .filter(|w| !w.is_empty())
+        .collect();
+    let mut found: Vec<NodeIndex> = Vec::new();
+    for start in 0..words.len() {
+        for len in 1..=MAX_NAME_WORDS.min(words.len() - start) {
+            let name = words[start..start + len].join(" ");
+            for node in view.named_by_lower_key(&name)? {
+                if !found.contains(&node) {
+                    found.push(node);
                 }
             }
         }
-        found.sort_by(|a, b| {
-            self.documents_of[a]
-                .cmp(&self.documents_of[b])
-                .then(
-                    self.kg.graph[*b]
-                        .key
-                        .len()
-                        .cmp(&self.kg.graph[*a].key.len()),
-                )
-                .then_with(|| self.kg.graph[*a].id.cmp(&self.kg.graph[*b].id))
-        });
-        found.truncate(MAX_SEEDS);
-        found
     }
-
-    /// Everything the walk from `seeds` reaches (the graph's depth and edge threshold).
-    pub fn reach(&self, seeds: &[NodeIndex]) -> BTreeMap<NodeIndex, Reached> {
-        walk(&self.kg, seeds, self.kg.settings.depth)
+    // (documents, key length, id) of each entity found: topics are not seeds.
+    let mut ranked: Vec<((usize, usize, String), NodeIndex)> = Vec::new();
+    for node in found {
+        let entity = view.node(node)?;
+        if matches!(entity.kind, NodeKind::Entity(_)) {
+            let documents = view.link_counts(node)?.documents;
+            ranked.push(((documents, entity.key.len(), entity.id), node));
+        }
     }
-
-    /// The documents reached, by doc_id, with their graph score: the path
-    /// weight, raised by up to half for well-connected documents.
-    pub fn document_scores(&self, reached: &BTreeMap<NodeIndex, Reached>) -> HashMap<String, f64> {
-        reached
-            .iter()
-            .filter(|(node, _)| self.kg.graph[**node].kind == NodeKind::Document)
-            .map(|(node, how)| {
-                let links = self
-                    .kg
-                    .edges_of(*node)
-                    .iter()
-                    .filter(|(other, _)| self.kg.graph[*other].kind.is_named())
-                    .count() as f64;
-                let boost = (links * CONNECTIVITY_BOOST_PER_LINK).min(CONNECTIVITY_BOOST_CAP);
-                (self.kg.graph[*node].key.clone(), how.weight * (1.0 + boost))
-            })
-            .collect()
-    }
+    ranked.sort_by(|(a, _), (b, _)| {
+        a.0.cmp(&b.0)
+            .then(b.1.cmp(&a.1))
+            .then_with(|| a.2.cmp(&b.2))
+    });
+    Ok(ranked
+        .into_iter()
+        .take(MAX_SEEDS)
+        .map(|(_, node)| node)
+        .collect())
 }
 
 /// The graph's list for fusion: for each reached document, best score first,

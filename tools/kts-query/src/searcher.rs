@@ -302,17 +302,17 @@ impl Searcher {
     /// [`context::graph_facts`]); none without a graph.
     pub fn graph_facts(&self, question: &str, scope: Option<&str>) -> anyhow::Result<Vec<String>> {
         let seeds = self.seeds(question)?;
-        Ok(self
-            .graph()?
-            .map(|graph| context::graph_facts(graph, &seeds, scope))
-            .unwrap_or_default())
+        match self.graph()? {
+            Some(graph) => graph.read(|view| context::graph_facts(view, &seeds, scope)),
+            None => Ok(Vec::new()),
+        }
     }
 
     /// The documents sharing the most (and the rarest) entities with the
     /// document at `path`, from the scope's graph.
     pub fn related(&self, path: &str, top: usize) -> anyhow::Result<Vec<NodeRecord>> {
         match self.graph()? {
-            Some(graph) => kts_graph::queries::related(&graph.kg, path, top),
+            Some(graph) => graph.read(|view| kts_graph::queries::related(view, path, top)),
             None => anyhow::bail!(
                 "the scope {} has no knowledge graph: build it with kts-graph DIR",
                 self.scope
@@ -351,7 +351,10 @@ impl Searcher {
 
     /// The scope's graph entities the question names (none without a graph).
     pub fn seeds(&self, text: &str) -> anyhow::Result<Vec<NodeIndex>> {
-        Ok(self.graph()?.map(|g| g.seeds(text)).unwrap_or_default())
+        match self.graph()? {
+            Some(graph) => graph.seeds(text),
+            None => Ok(Vec::new()),
+        }
     }
 
     /// The queries the pipeline's steps make of a question.
@@ -499,13 +502,11 @@ impl Searcher {
                 None => "no knowledge graph (kts-graph DIR builds it)".to_string(),
                 Some(_) if seeds.is_empty() => "the question names no entity of the graph".into(),
                 Some(graph) => {
-                    let scores = graph.document_scores(&graph.reach(&seeds));
+                    let scores = graph.document_scores(&seeds)?;
                     let list = graph_list(&lists, &scores, &mut doc_of)?;
                     let detail = format!(
                         "entities {} → {} of the chunks found",
-                        (seeds.iter().map(|&seed| graph.kg.graph[seed].name.as_str()))
-                            .collect::<Vec<_>>()
-                            .join(", "),
+                        graph.names(&seeds)?.join(", "),
                         list.len()
                     );
                     if !list.is_empty() {
