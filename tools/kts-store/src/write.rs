@@ -307,11 +307,16 @@ impl Store {
                 self.conn.execute_batch("RELEASE apply_document")?;
                 Ok(applied)
             }
-            Err(e) => {
-                self.conn
-                    .execute_batch("ROLLBACK TO apply_document; RELEASE apply_document")?;
-                Err(e)
-            }
+            // On a full disk or an I/O error SQLite may have rolled the whole
+            // transaction back, savepoint included: its error is the one to tell.
+            Err(e) => match self
+                .conn
+                .execute_batch("ROLLBACK TO apply_document; RELEASE apply_document")
+            {
+                Ok(()) => Err(e),
+                Err(_) if self.conn.is_autocommit() => Err(e),
+                Err(rollback) => Err(e.context(format!("and its rollback failed: {rollback}"))),
+            },
         }
     }
 

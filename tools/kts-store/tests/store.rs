@@ -504,3 +504,35 @@ fn document_types_are_read_from_an_index_not_the_documents() {
         .unwrap();
     assert!(plan.contains("documents_by_type"), "{plan}");
 }
+
+#[test]
+fn a_document_the_full_disk_refuses_is_a_database_failure() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open_writer(dir.path(), LockWait::NoWait).unwrap();
+    store.begin().unwrap();
+    let small = doc(&doc_id("a.md"), "a.md", "POLICY");
+    store
+        .apply(&small, &[chunk("a1", 0, "a short text", None)])
+        .unwrap();
+    let pages: i64 = store
+        .connection()
+        .query_row("PRAGMA page_count", [], |r| r.get(0))
+        .unwrap();
+    store
+        .connection()
+        .execute_batch(&format!("PRAGMA max_page_count = {}", pages + 2))
+        .unwrap();
+    let big = doc(&doc_id("b.md"), "b.md", "POLICY");
+    let chunks: Vec<ChunkRow> = (0..50)
+        .map(|i| {
+            chunk(
+                &format!("b{i}"),
+                i,
+                &"words that fill pages ".repeat(400),
+                None,
+            )
+        })
+        .collect();
+    let err = store.apply(&big, &chunks).unwrap_err();
+    assert!(kts_store::is_database_failure(&err), "{err:#}");
+}
