@@ -250,6 +250,77 @@ fn wrong_extensions_do_not_fool_format_detection() {
 }
 
 #[test]
+fn text_saved_under_a_binary_extension_is_converted_as_what_it_is() {
+    let scope = tempfile::tempdir().unwrap();
+    let pdf = render(&outline(), Format::Pdf).unwrap();
+    let pdf_without_header = pdf[pdf.len() / 2..].to_vec();
+    let mut damaged_doc = vec![0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1];
+    damaged_doc.extend_from_slice(&[0x3E; 600]);
+    let cases: Vec<(&str, Vec<u8>, &str, &str)> = vec![
+        (
+            "nda.doc",
+            br"{\rtf1\ansi{\pard Governing law: the courts of Bergen.\par}}".to_vec(),
+            "rtf",
+            "courts of Bergen",
+        ),
+        (
+            "export.xls",
+            b"<table><tr><th>Item</th><th>Qty</th></tr><tr><td>Hose kit</td><td>40</td></tr></table>"
+                .to_vec(),
+            "html",
+            "| Hose kit | 40 |",
+        ),
+        (
+            "minutes.doc",
+            b"\xEF\xBB\xBF<html><head><meta name=ProgId content=Word.Document></head><body><h1>Minutes</h1></body></html>"
+                .to_vec(),
+            "html",
+            "# Minutes",
+        ),
+        (
+            "report.pdf",
+            b"\n<!DOCTYPE html><p>HTML saved as .pdf</p>".to_vec(),
+            "html",
+            "HTML saved as .pdf",
+        ),
+        (
+            "archive.doc",
+            b"MIME-Version: 1.0\r\nContent-Type: multipart/related; boundary=\"b\"\r\n\r\n--b\r\n\
+              Content-Type: text/html\r\n\r\n<p>Lifeboat drill every 21 days.</p>\r\n--b--\r\n"
+                .to_vec(),
+            "eml",
+            "Lifeboat drill",
+        ),
+        ("note.docx", b"Plain text saved as docx\n".to_vec(), "unsupported", "plain text"),
+        ("damaged.doc", damaged_doc, "corrupt", ""),
+        ("headless.pdf", pdf_without_header, "corrupt", ""),
+    ];
+    for (name, bytes, _, _) in &cases {
+        std::fs::write(scope.path().join(name), bytes).unwrap();
+    }
+    let input: Vec<Value> = cases
+        .iter()
+        .map(|(name, ..)| file_record(scope.path(), name))
+        .collect();
+    let (_, records) = convert(&input, &["--no-store"]);
+    assert_eq!(records.len(), cases.len());
+    for (record, (name, _, format_or_code, text)) in records.iter().zip(&cases) {
+        assert_eq!(record["path"], *name, "the path is kept");
+        if record["schema"] == "kts.doc/1" {
+            assert_eq!(record["format"], *format_or_code, "{name}");
+            let markdown = record["markdown"].as_str().unwrap();
+            assert!(markdown.contains(text), "{name}: {markdown}");
+        } else {
+            assert_eq!(record["code"], *format_or_code, "{name}: {record}");
+            assert!(
+                record["message"].as_str().unwrap().contains(text),
+                "{record}"
+            );
+        }
+    }
+}
+
+#[test]
 fn other_records_pass_through_and_bad_lines_are_reported_in_place() {
     let deleted = json!({"schema": "kts.file/1", "path": "old.md", "size": 1, "mtime": "2026-01-01T00:00:00Z",
         "sha256": "ab", "format": "md", "status": "deleted"});

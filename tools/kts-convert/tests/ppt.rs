@@ -12,6 +12,9 @@ mod writer;
 
 use writer::{BODY, OTHER, Presentation, Slide, TITLE, Text};
 
+/// `SlideNumberMCAtom`.
+const SLIDE_NUMBER_FIELD: u16 = 0x0FD8;
+
 /// Writes the files into a new scope and converts them, in this order; a
 /// file's format is its extension's.
 fn convert_files(files: &[(&str, Vec<u8>)]) -> (Output, Vec<Value>) {
@@ -52,6 +55,9 @@ fn briefing() -> Presentation {
                 ],
                 boxes: vec![Text::new(OTHER, "Entwurf")],
                 notes: Some("Nur für das Team.".into()),
+                // The notes page's slide number, as LibreOffice writes it: a
+                // field whose character is `*`.
+                notes_boxes: vec![Text::new(OTHER, "*").field(SLIDE_NUMBER_FIELD, 0)],
                 ..Slide::default()
             },
             Slide {

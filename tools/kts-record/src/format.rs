@@ -84,6 +84,12 @@ impl Format {
         matches!(self, Self::Png | Self::Jpg | Self::Tiff)
     }
 
+    /// Whether the format's files are binary (a package, a compound file, a
+    /// PDF, an image), never text.
+    pub fn is_binary(self) -> bool {
+        is_office(self) || self == Self::Msg || self.is_image()
+    }
+
     /// The format an extension names, if kts handles it.
     pub fn from_extension(ext: &str) -> Option<Format> {
         Some(match ext.to_ascii_lowercase().as_str() {
@@ -388,7 +394,7 @@ pub fn detect_format(head: &[u8], tail: &[u8], extension: Option<&str>) -> Optio
         }
         Magic::Image(image) => Some(image),
         Magic::Zip(None) | Magic::Compound { .. } | Magic::Binary => {
-            by_extension.filter(|&f| is_office(f) || f == Format::Msg || f.is_image())
+            by_extension.filter(|&f| f.is_binary())
         }
         Magic::Text => match by_extension {
             // RTF and WebVTT announce themselves: plain text is the only other
@@ -407,8 +413,10 @@ pub fn detect_format(head: &[u8], tail: &[u8], extension: Option<&str>) -> Optio
                 | Format::Adoc
                 | Format::Latex,
             ) => by_extension,
-            // A binary format's extension on text content: let the converter report it.
-            Some(binary) => Some(binary),
+            // A binary format's extension on text content: the format the text
+            // announces (RTF saved as .doc, an HTML table exported as .xls), else
+            // the extension's, for the converter to report.
+            Some(binary) => sniff_misnamed(head).or(Some(binary)),
             None => sniff_text(head),
         },
     }
@@ -473,8 +481,7 @@ fn sniff_announced(head: &[u8]) -> Option<Format> {
 fn sniff_text(head: &[u8]) -> Option<Format> {
     let text = String::from_utf8_lossy(&head[..head.len().min(4096)]);
     let lower = text.to_ascii_lowercase();
-    let start = lower.trim_start_matches('\u{feff}').trim_start();
-    if start.starts_with("<!doctype html") || start.starts_with("<html") {
+    if starts_like_html(&lower) {
         Some(Format::Html)
     } else if starts_like_latex(&text) {
         Some(Format::Latex)
@@ -484,6 +491,94 @@ fn sniff_text(head: &[u8]) -> Option<Format> {
         Some(Format::Eml)
     } else {
         None
+    }
+}
+
+/// The tag lowercased `text` opens with after an XML declaration and
+/// comments: `<!doctype html` gives `!doctype html`, `<table border=1>` `table`.
+fn first_tag(lower: &str) -> Option<&str> {
+    let mut rest = lower.trim_start_matches('\u{feff}').trim_start();
+    while let Some(skipped) = rest
+        .strip_prefix("<?xml")
+        .and_then(|r| r.split_once("?>"))
+        .or_else(|| rest.strip_prefix("<!--").and_then(|r| r.split_once("-->")))
+        .map(|(_, after)| after.trim_start())
+    {
+        rest = skipped;
+    }
+    let tag = rest.strip_prefix('<')?;
+    let end = tag
+        .find(|c: char| c == '>' || c == '/' || c.is_whitespace() && !tag.starts_with("!doctype"))
+        .unwrap_or(tag.len());
+    Some(&tag[..end])
+}
+
+/// Whether lowercased `text` opens as a web page does.
+fn starts_like_html(lower: &str) -> bool {
+    first_tag(lower).is_some_and(|tag| tag == "html" || tag.starts_with("!doctype html"))
+}
+
+/// Whether lowercased `text` opens as a web page or a fragment of one: Word's
+/// "Web Page" and the table a web application exports "to Excel" may begin
+/// with the page's head or its table.
+fn starts_like_html_export(lower: &str) -> bool {
+    starts_like_html(lower)
+        || first_tag(lower).is_some_and(|tag| ["head", "body", "meta", "table"].contains(&tag))
+}
+
+/// Recognises what text under a binary format's extension is, when its
+/// opening says so clearly.
+fn sniff_misnamed(head: &[u8]) -> Option<Format> {
+    let lower = String::from_utf8_lossy(&head[..head.len().min(4096)]).to_ascii_lowercase();
+    if starts_like_html_export(&lower) {
+        Some(Format::Html)
+    } else if starts_like_mhtml(&lower) {
+        Some(Format::Eml)
+    } else {
+        sniff_announced(head).or_else(|| sniff_text(head))
+    }
+}
+
+/// Whether lowercased `text` opens with the MIME headers of a web archive
+/// (MHTML, as "Single File Web Page" saves it): a `multipart/related` content type.
+fn starts_like_mhtml(lower: &str) -> bool {
+    let text = lower.replace("\r\n", "\n");
+    let headers = text
+        .trim_start_matches('\u{feff}')
+        .split("\n\n")
+        .next()
+        .unwrap_or_default();
+    headers.starts_with(|c: char| c.is_ascii_alphabetic())
+        && headers.contains("mime-version:")
+        && headers
+            .split("content-type:")
+            .nth(1)
+            .is_some_and(|value| value.trim_start().starts_with("multipart/related"))
+}
+
+/// What text content is, named for a message when its file's extension names
+/// a binary format (`None` when the content is not text, or is the remains
+/// of a PDF whose header is lost: a damaged file, not a misnamed one).
+pub fn text_content_kind(head: &[u8]) -> Option<&'static str> {
+    if sniff(head, b"") != Magic::Text {
+        return None;
+    }
+    let text = String::from_utf8_lossy(&head[..head.len().min(4096)]);
+    let has = |needle: &str| text.contains(needle);
+    if has("endobj") || has("startxref") {
+        None
+    } else if has("urn:schemas-microsoft-com:office:spreadsheet") {
+        Some("an Excel 2003 XML spreadsheet")
+    } else if has("schemas.microsoft.com/office/word/2003/wordml") {
+        Some("a Word 2003 XML document")
+    } else if text
+        .trim_start_matches('\u{feff}')
+        .trim_start()
+        .starts_with('<')
+    {
+        Some("XML or other markup")
+    } else {
+        Some("plain text")
     }
 }
 
@@ -772,6 +867,59 @@ mod tests {
             Some(Format::Adoc)
         );
         assert_eq!(detect_format(b"= Title", b"", Some("asc")), None);
+    }
+
+    #[test]
+    fn text_under_a_binary_extension_is_what_it_opens_as() {
+        let rtf = b"{\\rtf1\\ansi{\\pard Governing law.\\par}}";
+        assert_eq!(detect_format(rtf, b"", Some("doc")), Some(Format::Rtf));
+        let web_page = b"\xEF\xBB\xBF\r\n  <!DOCTYPE html><html><body><p>Hi</p></body></html>";
+        assert_eq!(
+            detect_format(web_page, b"", Some("pdf")),
+            Some(Format::Html)
+        );
+        let word_web_page = b"<html xmlns:o=\"urn:schemas-microsoft-com:office:office\"><head><meta name=ProgId content=Word.Document></head>";
+        assert_eq!(
+            detect_format(word_web_page, b"", Some("doc")),
+            Some(Format::Html)
+        );
+        let excel_export = b"<?xml version=\"1.0\"?>\n<!-- exported -->\n<table border=1><tr><td>Hose kit</td></tr></table>";
+        assert_eq!(
+            detect_format(excel_export, b"", Some("xls")),
+            Some(Format::Html)
+        );
+        let mhtml =
+            b"MIME-Version: 1.0\r\nContent-Type: multipart/related; boundary=\"b\"\r\n\r\n--b\r\n";
+        assert_eq!(detect_format(mhtml, b"", Some("doc")), Some(Format::Eml));
+        // Other text keeps the extension's claim, for the converter to report.
+        let note = b"Plain text saved as docx\n";
+        assert_eq!(detect_format(note, b"", Some("docx")), Some(Format::Docx));
+        assert_eq!(text_content_kind(note), Some("plain text"));
+        let spreadsheet_ml = b"<?xml version=\"1.0\"?><Workbook xmlns=\"urn:schemas-microsoft-com:office:spreadsheet\">";
+        assert_eq!(
+            detect_format(spreadsheet_ml, b"", Some("xls")),
+            Some(Format::Xls)
+        );
+        assert_eq!(
+            text_content_kind(spreadsheet_ml),
+            Some("an Excel 2003 XML spreadsheet")
+        );
+        // A PDF's remains without its header, a compound file, binary junk: damaged, not text.
+        assert_eq!(
+            text_content_kind(b"1 0 obj\n<< /Type /Catalog >>\nendobj\n"),
+            None
+        );
+        assert_eq!(
+            text_content_kind(&[0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1, 0]),
+            None
+        );
+        assert_eq!(text_content_kind(&[0, 1, 2, 3, 0xff]), None);
+        // A text format's extension still decides.
+        assert_eq!(detect_format(web_page, b"", Some("md")), Some(Format::Md));
+        assert_eq!(
+            detect_format(b"<table><tr><td>1</td></tr></table>", b"", Some("xml")),
+            None
+        );
     }
 
     #[test]

@@ -15,7 +15,8 @@ pub mod stored_document;
 
 pub use error_code::ErrorCode;
 pub use format::{
-    Format, Utf16, cell_reference, detect_format, sniff_file_format, utf16_without_bom,
+    Format, Utf16, cell_reference, detect_format, sniff_file_format, text_content_kind,
+    utf16_without_bom,
 };
 pub use percent::percent_decoded;
 pub use query_records::{

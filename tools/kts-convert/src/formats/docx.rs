@@ -138,11 +138,12 @@ pub fn convert(bytes: &[u8], ctx: &mut Context) -> Result<Converted, ConvertErro
         writer.document_child(child);
     }
     writer.end();
-    let mut markdown = writer.finish();
-    if !notes.lines.is_empty() {
-        markdown.push_str("\n\n");
-        markdown.push_str(&notes.lines.join("\n\n"));
-    }
+    let numbered = notes
+        .texts
+        .into_iter()
+        .enumerate()
+        .map(|(i, text)| (i + 1, text));
+    let markdown = super::notes::placed(&writer.finish(), numbered);
     Ok(Converted {
         markdown: markdown.trim().to_owned() + "\n",
         title,
@@ -974,8 +975,8 @@ fn alt_texts(xml: &[u8]) -> HashMap<String, String> {
 /// Footnotes and endnotes.
 #[derive(Default)]
 struct Notes {
-    /// `[^N]: text`, footnotes then endnotes, in the order of their parts.
-    lines: Vec<String>,
+    /// Note N's text at N - 1: footnotes then endnotes, in the order of their parts.
+    texts: Vec<String>,
     /// Each note's number, by `footnote:ID` or `endnote:ID`.
     numbers: HashMap<String, usize>,
 }
@@ -993,8 +994,8 @@ fn notes(package: &mut Package, rels: &[Relationship]) -> Notes {
             continue;
         };
         for (id, text) in notes_of(&xml) {
-            let number = notes.lines.len() + 1;
-            notes.lines.push(format!("[^{number}]: {text}"));
+            notes.texts.push(text);
+            let number = notes.texts.len();
             notes.numbers.insert(format!("{kind}:{id}"), number);
         }
     }
@@ -1940,7 +1941,7 @@ mod tests {
     }
 
     #[test]
-    fn note_references_stay_where_they_are() {
+    fn note_references_stay_where_they_are_and_notes_end_their_section() {
         let notes = |kind: &str, texts: &[(&str, &str)]| {
             let notes: String = texts
                 .iter()
@@ -1957,9 +1958,11 @@ mod tests {
         let rels = format!(
             r#"<Relationship Id="rId8" Type="{REL}/footnotes" Target="footnotes.xml"/><Relationship Id="rId9" Type="{REL}/endnotes" Target="endnotes.xml"/>"#
         );
-        let body = r#"<w:p><w:r><w:t>Per diem is 45</w:t></w:r><w:r><w:footnoteReference w:id="1"/></w:r><w:r><w:t xml:space="preserve"> euros.</w:t></w:r></w:p><w:p><w:r><w:t>Hotels</w:t></w:r><w:r><w:footnoteReference w:id="2"/></w:r><w:r><w:t xml:space="preserve"> are capped</w:t></w:r><w:r><w:endnoteReference w:id="1"/></w:r><w:r><w:t>.</w:t></w:r></w:p>"#;
+        let per_diem = r#"<w:p><w:r><w:t>Per diem is 45</w:t></w:r><w:r><w:footnoteReference w:id="1"/></w:r><w:r><w:t xml:space="preserve"> euros.</w:t></w:r></w:p>"#;
+        let hotels = r#"<w:p><w:r><w:t>Hotels</w:t></w:r><w:r><w:footnoteReference w:id="2"/></w:r><w:r><w:t xml:space="preserve"> are capped</w:t></w:r><w:r><w:endnoteReference w:id="1"/></w:r><w:r><w:t>.</w:t></w:r></w:p>"#;
+        let body = [per_diem, &p("Heading2", None, "Lodging"), hotels].concat();
         let out = run(&docx_with(
-            body,
+            &body,
             &rels,
             &[
                 ("word/footnotes.xml", footnotes.as_bytes()),
@@ -1969,8 +1972,8 @@ mod tests {
         .unwrap();
         assert_eq!(
             out.markdown,
-            "Per diem is 45[^1] euros.\n\nHotels[^2] are capped[^3].\n\n\
-             [^1]: Abroad: 60.\n\n[^2]: Munich: 130.\n\n[^3]: Rules of 2024.\n"
+            "Per diem is 45[^1] euros.\n\n[^1]: Abroad: 60.\n\n## Lodging\n\n\
+             Hotels[^2] are capped[^3].\n\n[^2]: Munich: 130.\n\n[^3]: Rules of 2024.\n"
         );
     }
 

@@ -15,6 +15,7 @@ mod image_size;
 mod json;
 mod latex;
 mod mail;
+mod notes;
 mod number_format;
 mod odf;
 mod ods_parts;
@@ -174,6 +175,12 @@ pub(crate) fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
 
 /// Converts a file's bytes, already known to be of `format`.
 pub fn convert(format: Format, bytes: &[u8], ctx: &mut Context) -> Result<Converted, ConvertError> {
+    if let Some(kind) = misnamed_text(format, bytes) {
+        return Err(ConvertError::new(
+            ErrorCode::Unsupported,
+            format!("the content is {kind}, not a {} file", format.as_str()),
+        ));
+    }
     match format {
         Format::Md => text::markdown(bytes),
         Format::Txt => text::plain(bytes),
@@ -200,6 +207,16 @@ pub fn convert(format: Format, bytes: &[u8], ctx: &mut Context) -> Result<Conver
             convert_with_parts(format, bytes, ctx).map(|(converted, _)| converted)
         }
     }
+}
+
+/// What the text is that a binary format's extension was given to (a
+/// format the text announces is detected as that format before this).
+fn misnamed_text(format: Format, bytes: &[u8]) -> Option<&'static str> {
+    const HEAD_BYTES: usize = 8 << 10;
+    format
+        .is_binary()
+        .then(|| kts_record::text_content_kind(&bytes[..bytes.len().min(HEAD_BYTES)]))
+        .flatten()
 }
 
 /// Converts a file's bytes, with the documents found inside it in reading order.

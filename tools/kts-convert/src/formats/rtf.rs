@@ -330,7 +330,8 @@ impl Reader {
         self.text(sink, &c.unwrap_or('\u{fffd}').to_string());
     }
 
-    fn finish(mut self, sink: Sink) -> (Vec<String>, Vec<String>) {
+    /// The Markdown, empty when there is no text, and the `\info` fields.
+    fn finish(mut self, sink: Sink) -> (String, Vec<String>) {
         match sink {
             Sink::Footnote => self.end_footnote(Sink::Body),
             _ => self.flush_bytes(sink),
@@ -344,10 +345,13 @@ impl Reader {
         if !self.rows.is_empty() {
             self.flush_table();
         }
-        for (number, text) in self.footnotes.iter().enumerate() {
-            self.blocks.push(format!("[^{}]: {text}", number + 1));
-        }
-        (self.blocks, self.info)
+        let numbered = self
+            .footnotes
+            .into_iter()
+            .enumerate()
+            .map(|(i, text)| (i + 1, text));
+        let markdown = super::notes::placed(&self.blocks.join("\n\n"), numbered);
+        (markdown, self.info)
     }
 }
 
@@ -366,7 +370,7 @@ pub fn convert(bytes: &[u8]) -> Result<Converted, ConvertError> {
             "not an RTF document: it does not start with {\\rtf",
         ));
     }
-    let (blocks, info, unbalanced) = read(body);
+    let (markdown, info, unbalanced) = read(body);
     let mut properties = Map::new();
     let mut title = None;
     for ((_, key), value) in INFO_FIELDS.iter().zip(info) {
@@ -380,7 +384,7 @@ pub fn convert(bytes: &[u8]) -> Result<Converted, ConvertError> {
             properties.insert((*key).into(), Value::String(value));
         }
     }
-    if blocks.is_empty() {
+    if markdown.is_empty() {
         return Err(ConvertError::new(
             ErrorCode::Empty,
             "the RTF document holds no text",
@@ -395,14 +399,14 @@ pub fn convert(bytes: &[u8]) -> Result<Converted, ConvertError> {
         );
     }
     Ok(Converted {
-        markdown: blocks.join("\n\n") + "\n",
+        markdown: markdown + "\n",
         title,
         properties,
     })
 }
 
-/// The blocks, the `\info` fields, and whether the braces were unbalanced.
-fn read(rtf: &[u8]) -> (Vec<String>, Vec<String>, bool) {
+/// The Markdown, the `\info` fields, and whether the braces were unbalanced.
+fn read(rtf: &[u8]) -> (String, Vec<String>, bool) {
     let mut reader = Reader::new();
     let mut stack: Vec<GroupState> = Vec::new();
     let mut state = GroupState {
@@ -512,8 +516,8 @@ fn read(rtf: &[u8]) -> (Vec<String>, Vec<String>, bool) {
         group_start = false;
     }
     let unbalanced = unbalanced || !stack.is_empty();
-    let (blocks, info) = reader.finish(state.sink);
-    (blocks, info, unbalanced)
+    let (markdown, info) = reader.finish(state.sink);
+    (markdown, info, unbalanced)
 }
 
 enum Token {
@@ -643,13 +647,14 @@ Caf\'e9 \u8364?5 a day \u-10179?\u-8704? ok.\line Next line\tab end.\par
     }
 
     #[test]
-    fn footnotes_are_marked_in_the_text_and_written_at_the_end() {
+    fn footnotes_are_marked_in_the_text_and_written_at_the_end_of_their_section() {
         let rtf = br"{\rtf1\ansi Leave is 25 days{\super\chftn}{\footnote\pard\plain{\super\chftn} Pro rata in the first year.\par Ask HR.} a year.\par
-Carry-over is allowed{\super\chftn}{\footnote {\super\chftn} Up to 5 days.}.\par}";
+\pard\outlinelevel1 Carry-over\par
+\pard Carry-over is allowed{\super\chftn}{\footnote {\super\chftn} Up to 5 days.}.\par}";
         assert_eq!(
             convert(rtf).unwrap().markdown,
-            "Leave is 25 days[^1] a year.\n\nCarry-over is allowed[^2].\n\n\
-             [^1]: Pro rata in the first year. Ask HR.\n\n[^2]: Up to 5 days.\n"
+            "Leave is 25 days[^1] a year.\n\n[^1]: Pro rata in the first year. Ask HR.\n\n\
+             ## Carry-over\n\nCarry-over is allowed[^2].\n\n[^2]: Up to 5 days.\n"
         );
         let cut = br"{\rtf1\ansi Text{\footnote Cut short";
         assert!(

@@ -2,7 +2,8 @@
 //!
 //! Each sheet becomes a `## name` heading followed by its blocks of data as
 //! Markdown tables (see `sheet_layout`). Cells show what the spreadsheet
-//! shows: a formula's cached value, dates as ISO dates, numbers through
+//! shows: a formula's cached value (its formula, `=SUM(B2:B3)`, when the
+//! file caches none, as scripts write them), dates as ISO dates, numbers through
 //! their number format (`25%`, `$1,234.50`; see `number_format`) or, in an
 //! ods file, as the text the file stores beside the value; other numbers
 //! without binary noise. Merged cells repeat their value into the cells they
@@ -20,9 +21,11 @@
 
 use std::collections::HashMap;
 use std::io::{Cursor, Read, Seek};
+use std::sync::LazyLock;
 
-use calamine::{Data, Dimensions, Ods, Reader, SheetType, Xls, Xlsx};
+use calamine::{Data, Dimensions, Ods, Reader, SheetType, Xls, Xlsx, XlsxFormulaMetadata};
 use kts_record::ErrorCode;
+use regex::{Captures, Regex};
 use serde_json::{Map, Value};
 
 use super::number_format::NumberFormat;
@@ -157,19 +160,28 @@ fn read_xlsx(bytes: &[u8], limits: &Limits) -> Result<Converted, ConvertError> {
                 Err(e) => return Err(calamine_error(&e)),
             };
             let mut formats = parts.cell_formats(&mut package, &sheet.name);
-            while let Some(cell) = cell_reader.next_cell().map_err(|e| calamine_error(&e))? {
-                let value = Data::from(cell.get_value().clone());
-                let text = formats
-                    .next_cell()
-                    .and_then(|format| formatted(format, &value))
-                    .unwrap_or_else(|| cell_text(&value));
+            while let Some(cell) = cell_reader
+                .next_cell_with_formula_metadata()
+                .map_err(|e| calamine_error(&e))?
+            {
+                let value = Data::from(cell.value);
+                let text = match (&value, cell.formula) {
+                    (Data::Empty, Some(formula)) => uncached_formula(formula),
+                    _ => None,
+                };
+                let format = formats.next_cell();
+                let text = text.unwrap_or_else(|| {
+                    format
+                        .and_then(|format| formatted(format, &value))
+                        .unwrap_or_else(|| cell_text(&value))
+                });
                 if text.is_empty() {
                     continue;
                 }
                 if !workbook.take_cell() {
                     break;
                 }
-                let (row, col) = cell.get_position();
+                let (row, col) = cell.pos;
                 cells.push(SheetCell::new(row, col, text));
             }
         }
@@ -201,8 +213,13 @@ fn read_xls(bytes: &[u8], limits: &Limits) -> Result<Converted, ConvertError> {
         let range = reader
             .worksheet_range(&sheet.name)
             .map_err(|e| calamine_error(&e))?;
+        // A formula written without a value (by xlwt) reads as empty text.
+        let formulas = Formulas {
+            range: formula_range(|| reader.worksheet_formula(&sheet.name).ok()),
+            uncached: |value| cell_text(value).is_empty(),
+        };
         let shown = |at, value: &Data| formatted(formats.get(index, at)?, value);
-        let cells = range_cells(&range, &mut workbook, shown);
+        let cells = range_cells(&range, &formulas, &mut workbook, shown);
         workbook.add_sheet(&sheet.name, sheet_body(cells, &merges, &[]));
     }
     Ok(workbook.finish(None, Map::new()))
@@ -230,7 +247,11 @@ fn read_ods(bytes: &[u8], limits: &Limits) -> Result<Converted, ConvertError> {
             Data::Float(_) => extras?.shown.get(&at).cloned(),
             _ => None,
         };
-        let cells = range_cells(&range, &mut workbook, shown);
+        let formulas = Formulas {
+            range: formula_range(|| reader.worksheet_formula(&sheet.name).ok()),
+            uncached: |value| matches!(value, Data::Empty),
+        };
+        let cells = range_cells(&range, &formulas, &mut workbook, shown);
         let comments = extras.map(|e| e.comments.as_slice()).unwrap_or_default();
         workbook.add_sheet(&sheet.name, sheet_body(cells, &[], comments));
     }
@@ -299,10 +320,18 @@ fn referenced_values<RS: Read + Seek>(
         .collect()
 }
 
-/// The cells of a range that hold something, at their sheet positions;
-/// `shown` gives the text a cell shows when it is not its value's.
+/// A sheet's formulas, and which values stand for none cached.
+struct Formulas {
+    range: calamine::Range<String>,
+    uncached: fn(&Data) -> bool,
+}
+
+/// The cells of a range that hold something, at their sheet positions, and
+/// the formulas whose cells have no cached value, as their text; `shown`
+/// gives the text a cell shows when it is not its value's.
 fn range_cells(
     range: &calamine::Range<Data>,
+    formulas: &Formulas,
     workbook: &mut Workbook,
     shown: impl Fn((u32, u32), &Data) -> Option<String>,
 ) -> Vec<SheetCell> {
@@ -315,12 +344,70 @@ fn range_cells(
             continue;
         }
         if !workbook.take_cell() {
+            return cells;
+        }
+        cells.push(SheetCell::new(row, col, text));
+    }
+    let (top, left) = formulas.range.start().unwrap_or((0, 0));
+    for (row, col, formula) in formulas.range.used_cells() {
+        let (row, col) = (top + row as u32, left + col as u32);
+        let uncached = range
+            .get_value((row, col))
+            .is_none_or(|value| (formulas.uncached)(value));
+        let Some(text) = uncached.then(|| formula_text(formula)).flatten() else {
+            continue;
+        };
+        if !workbook.take_cell() {
             break;
         }
         cells.push(SheetCell::new(row, col, text));
     }
     cells
 }
+
+/// A sheet's formulas, as calamine reads them; none when it cannot (its
+/// formula decoder may fail, or panic, where the values read well).
+fn formula_range(
+    read: impl FnOnce() -> Option<calamine::Range<String>>,
+) -> calamine::Range<String> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(read))
+        .ok()
+        .flatten()
+        .unwrap_or_else(calamine::Range::empty)
+}
+
+/// What a cell whose formula has no cached value shows: the formula, as
+/// files written by scripts (openpyxl, xlwt) leave it for the spreadsheet
+/// program to compute. A cell of a shared formula other than its first
+/// stays empty (its text would need the formula moved to it).
+fn uncached_formula(formula: XlsxFormulaMetadata) -> Option<String> {
+    match formula {
+        XlsxFormulaMetadata::Normal { formula } | XlsxFormulaMetadata::Shared { formula, .. } => {
+            formula_text(&formula)
+        }
+        _ => None,
+    }
+}
+
+/// A formula as a spreadsheet's formula bar shows it, `=SUM(B2:B3)`: an
+/// OpenDocument formula (`of:=SUM([.B2:.B3])`) without its namespace and
+/// its references' brackets and dots.
+fn formula_text(formula: &str) -> Option<String> {
+    let formula = formula.trim();
+    let formula = match formula.split_once(":=") {
+        Some((namespace, rest)) if namespace.chars().all(|c| c.is_ascii_alphabetic()) => {
+            OPENDOCUMENT_REFERENCE
+                .replace_all(rest, |caps: &Captures| caps[1].replace(":.", ":"))
+                .into_owned()
+        }
+        _ => formula.trim_start_matches('=').to_owned(),
+    };
+    (!formula.is_empty()).then(|| format!("={formula}"))
+}
+
+/// An OpenDocument cell or range reference, `[.B2:.B3]` or `[Sheet2.A1]`.
+static OPENDOCUMENT_REFERENCE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\[\.?([^\]\[]*)\]").expect("static regex"));
 
 /// A sheet's Markdown, merged cells' values repeated into the cells they cover.
 fn sheet_body(
@@ -597,6 +684,33 @@ mod tests {
     }
 
     #[test]
+    fn a_legacy_copy_without_its_threaded_comment_keeps_the_thread_without_the_notice() {
+        let rows = r#"<row r="1"><c r="A1" t="inlineStr"><is><t>Ducks</t></is></c></row><row r="2"><c r="A2"><v>80</v></c></row>"#;
+        let notice = "[Threaded comment]\n\nYour version of Excel allows you to read this threaded comment; however, any edits to it will get removed if the file is opened in a newer version of Excel. Learn more: https://go.microsoft.com/fwlink/?linkid=870924\n\nComment:\n    ";
+        let reply = "\nReply:\n    It was a cold year";
+        let legacy = format!(
+            r#"<comments xmlns="{MAIN}"><authors><author>Jane Smith</author></authors><commentList><comment ref="A2" authorId="0"><text><t>{notice}Too low?{reply}</t></text></comment></commentList></comments>"#
+        );
+        let sheet_rels = format!(
+            r#"<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="{RELS}/comments" Target="../comments1.xml"/></Relationships>"#
+        );
+        let bytes = xlsx_package(&[("Data", rows)], "", &[]);
+        let limits = Limits::default();
+        let with_comments = Package::open(&bytes, &limits)
+            .unwrap()
+            .with_parts_replaced(&[
+                ("xl/worksheets/_rels/sheet1.xml.rels", sheet_rels.as_bytes()),
+                ("xl/comments1.xml", legacy.as_bytes()),
+            ])
+            .unwrap();
+        assert_eq!(
+            xlsx_markdown(&with_comments),
+            "## Data\n\n| Ducks |\n| --- |\n| 80 |\n\n\
+             > Comment (Jane Smith) on A2: Too low? Reply: It was a cold year\n"
+        );
+    }
+
+    #[test]
     fn a_chart_on_a_worksheet_follows_its_tables() {
         let rows = r#"<row r="1"><c r="A1" t="inlineStr"><is><t>Month</t></is></c><c r="B1" t="inlineStr"><is><t>Signups</t></is></c></row><row r="2"><c r="A2" t="inlineStr"><is><t>Jan</t></is></c><c r="B2"><v>5</v></c></row>"#;
         let chart = r#"<chartSpace xmlns:a="a"><chart><title><tx><rich><a:p><a:r><a:t>Signups trend</a:t></a:r></a:p></rich></tx></title><plotArea><lineChart><ser><tx><strRef><f>Data!$B$1</f></strRef></tx><cat><strRef><f>Data!$A$2</f></strRef></cat><val><numRef><f>Data!$B$2</f></numRef></val></ser></lineChart></plotArea></chart></chartSpace>"#;
@@ -692,6 +806,27 @@ mod tests {
         format!(
             r#"<table:table-cell office:value-type="{kind}"{value}><text:p>{shown}</text:p></table:table-cell>"#
         )
+    }
+
+    #[test]
+    fn formulas_without_a_cached_value_show_the_formula() {
+        let rows = r#"<row r="1"><c r="A1" t="inlineStr"><is><t>Area</t></is></c><c r="B1" t="inlineStr"><is><t>Q1</t></is></c></row><row r="2"><c r="A2" t="inlineStr"><is><t>Opex</t></is></c><c r="B2"><f>B3*2</f><v>1600</v></c></row><row r="3"><c r="A3" t="inlineStr"><is><t>Capex</t></is></c><c r="B3"><v>800</v></c></row><row r="4"><c r="A4" t="inlineStr"><is><t>Total</t></is></c><c r="B4"><f>SUM(B2:B3)</f><v></v></c></row><row r="5"><c r="A5" t="inlineStr"><is><t>Note</t></is></c><c r="B5" t="str"><f>IF(B4&gt;0,"","low")</f><v></v></c></row>"#;
+        assert_eq!(
+            xlsx_markdown(&xlsx_package(&[("Summary", rows)], "", &[])),
+            "## Summary\n\n| Area | Q1 |\n| --- | --- |\n| Opex | 1600 |\n| Capex | 800 |\n\
+             | Total | =SUM(B2:B3) |\n| Note |  |\n"
+        );
+        let table = format!(
+            r#"<table:table table:name="Leases"><table:table-row>{}{}</table:table-row><table:table-row>{}<table:table-cell table:formula="of:=[.A2]*1.25"/></table:table-row><table:table-row>{}<table:table-cell table:formula="of:=SUM([.A2:.A3])" office:value-type="float" office:value="82500"><text:p>82500</text:p></table:table-cell></table:table-row></table:table>"#,
+            ods_cell("string", "", "Cost"),
+            ods_cell("string", "", "Incl. VAT"),
+            ods_cell("float", "41250", "41250"),
+            ods_cell("float", "41250", "41250"),
+        );
+        assert_eq!(
+            ods_markdown(&ods_package(&table, None)),
+            "## Leases\n\n| Cost | Incl. VAT |\n| --- | --- |\n| 41250 | =A2*1.25 |\n| 41250 | 82500 |\n"
+        );
     }
 
     #[test]

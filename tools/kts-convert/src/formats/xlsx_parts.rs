@@ -89,7 +89,8 @@ impl SheetParts {
     /// The comments on a sheet's cells, in the order the package lists them.
     /// A modern (threaded) comment is read from its own part, replies
     /// included: the legacy copy Excel writes beside it only holds a notice
-    /// that the reader's Excel is too old, and the thread flattened.
+    /// that the reader's Excel is too old, and the thread flattened (read,
+    /// without the notice, when the part is gone).
     pub fn comments(&self, package: &mut Package, sheet: &str) -> Vec<CellComment> {
         let Some(part) = self.parts.get(sheet) else {
             return Vec::new();
@@ -133,11 +134,18 @@ impl SheetParts {
             let text = comment.child("text").map(Element::text).unwrap_or_default();
             if !thread.is_empty() {
                 comments.extend(thread.into_iter().cloned());
-            } else if author.starts_with("tc=") {
+            } else if author.starts_with("tc=") || is_legacy_copy(&text) {
+                // A copy that outlived its threaded comment (a round trip
+                // through another program drops that part) keeps its thread.
+                let author = if author.starts_with("tc=") {
+                    String::new()
+                } else {
+                    author
+                };
                 comments.push(CellComment {
                     row,
                     col,
-                    author: String::new(),
+                    author,
                     text: thread_in_legacy_copy(&text).to_owned(),
                 });
             } else {
@@ -307,6 +315,12 @@ pub fn parse_range(reference: &str) -> Option<(String, Dimensions)> {
     let (first, last) = cells.split_once(':').unwrap_or((cells, cells));
     let (start, end) = (parse_reference(first)?, parse_reference(last)?);
     (start.0 <= end.0 && start.1 <= end.1).then(|| (sheet, Dimensions::new(start, end)))
+}
+
+/// Whether a legacy comment is Excel's copy of a threaded comment, by the
+/// notice it opens with.
+fn is_legacy_copy(text: &str) -> bool {
+    text.trim_start().starts_with("[Threaded comment]") && text.contains("Comment:")
 }
 
 /// The thread in the legacy copy of a threaded comment, without the notice

@@ -71,10 +71,8 @@ fn read(bytes: &[u8]) -> Result<Converted, ConvertError> {
         writer.paragraph(&paragraph);
     }
     writer.end_table();
-    for note in notes.texts(&text, &paragraphs) {
-        writer.push_text(note);
-    }
     let (markdown, styled_title) = writer.finish();
+    let markdown = super::notes::placed(&markdown, notes.texts(&text, &paragraphs));
     if markdown.trim().is_empty() {
         return Err(ConvertError::new(
             ErrorCode::Empty,

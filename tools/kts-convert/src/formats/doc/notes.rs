@@ -40,8 +40,8 @@ impl Footnotes {
         notes
     }
 
-    /// Each note's Markdown definition, `[^N]: text`.
-    pub fn texts(&self, text: &Text, paragraphs: &Paragraphs) -> Vec<String> {
+    /// Each note's number and text.
+    pub fn texts(&self, text: &Text, paragraphs: &Paragraphs) -> Vec<(usize, String)> {
         let mut out = Vec::new();
         for (label, range) in self.texts.iter().enumerate() {
             let note = story::paragraphs(text, range.clone(), paragraphs, &HashMap::new())
@@ -51,7 +51,7 @@ impl Footnotes {
                 .collect::<Vec<_>>()
                 .join(" ");
             if !note.is_empty() {
-                out.push(format!("[^{}]: {note}", label + 1));
+                out.push((label + 1, note));
             }
         }
         out

@@ -82,7 +82,7 @@ impl<'a> Writer<'a> {
     }
 
     /// Adds a block of text, after the last block.
-    pub fn push_text(&mut self, text: String) {
+    fn push_text(&mut self, text: String) {
         self.blocks.push(Block::Text(text));
     }
 

@@ -42,12 +42,12 @@ fn text_headings_tables_lists_fields_and_footnotes() {
         "# Quarterly report\n\n\
          # Überblick\n\n\
          Sales rose 5% in 3 weeks per region.[^1]\n\n\
+         [^1]: Unaudited figures.\n\n\
          ## Σύνοψη\n\n\
          Ελληνικά κείμενα και café\n\n\
          | Region | Sales |\n| --- | --- |\n| North | 12 |\n| South East | 7 |\n\n\
          1. first\n2. second\n\n\
-         The end.\n\n\
-         [^1]: Unaudited figures.\n"
+         The end.\n"
     );
     assert_eq!(out.title.as_deref(), Some("Quarterly report"));
     assert_eq!(out.properties["author"], "Zoë Müller");

@@ -139,6 +139,12 @@ impl Converter {
                 if let Some(count) = dropped_arguments(name) {
                     return scan::skip_arguments(text, end, count);
                 }
+                if text[end..].starts_with("{}") && !is_wordless(name) {
+                    // `\ourtool{}` is how a text macro is written: one defined in
+                    // another file (pulled in by `\input`) keeps its name as its word.
+                    out.push_str(name);
+                    return end + 2;
+                }
                 after_assignment(text, scan::skip_options(text, end))
             }
         }
@@ -464,6 +470,24 @@ fn dropped_arguments(name: &str) -> Option<usize> {
         "definecolor" | "specialrule" | "addcontentsline" => 3,
         _ => return None,
     })
+}
+
+/// LaTeX's own commands that show no word of their own (spacing, layout,
+/// font switches, boxes), often written with an empty group: `\mbox{}`.
+const WORDLESS_COMMANDS: &str = "mbox makebox fbox framebox hbox vbox phantom hphantom vphantom \
+    text textrm textsf textup textmd textnormal textsc underline ensuremath noindent indent \
+    centering raggedright raggedleft par newline linebreak pagebreak nopagebreak newpage \
+    clearpage cleardoublepage maketitle tableofcontents listoffigures listoftables appendix \
+    hfill vfill hline toprule midrule bottomrule quad qquad smallskip medskip bigskip relax \
+    protect leavevmode null strut xspace selectfont normalfont em bf it tt sc rm sf sl itshape \
+    bfseries scshape upshape mdseries rmfamily sffamily ttfamily slshape tiny scriptsize \
+    footnotesize small normalsize large Large LARGE huge Huge footnotemark index nobreak \
+    allowbreak sloppy today";
+
+fn is_wordless(name: &str) -> bool {
+    WORDLESS_COMMANDS
+        .split_whitespace()
+        .any(|command| command == name)
 }
 
 /// The offset after a TeX assignment (`\looseness=-1`, `\parindent 0pt`)

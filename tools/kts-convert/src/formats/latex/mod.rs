@@ -89,15 +89,6 @@ pub fn convert(bytes: &[u8]) -> Result<Converted, ConvertError> {
     let front = converter.front_matter(&source);
     let mut blocks = front.blocks;
     blocks.extend(converter.blocks(body, 0));
-    let footnotes: Vec<String> = converter
-        .footnotes
-        .iter()
-        .enumerate()
-        .map(|(n, note)| format!("[^{}]: {}", n + 1, note.replace('\n', "\n    ")))
-        .collect();
-    if !footnotes.is_empty() {
-        blocks.push(footnotes.join("\n"));
-    }
     let mut properties = Map::new();
     if let Some(author) = front.author {
         properties.insert("author".into(), Value::from(author));
@@ -109,7 +100,12 @@ pub fn convert(bytes: &[u8]) -> Result<Converted, ConvertError> {
         super::add_warnings(&mut properties, converter.warnings);
     }
     decoded.note(&mut properties);
-    let markdown = blocks.join("\n\n");
+    let numbered = converter
+        .footnotes
+        .into_iter()
+        .enumerate()
+        .map(|(i, note)| (i + 1, note));
+    let markdown = super::notes::placed(&blocks.join("\n\n"), numbered);
     Ok(Converted {
         markdown: if markdown.is_empty() {
             markdown

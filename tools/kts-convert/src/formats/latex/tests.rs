@@ -71,11 +71,13 @@ fn text_commands_become_their_text() {
 fn citations_references_links_and_footnotes() {
     let md = document(
         "See \\cite[p.~4]{knuth84, lamport94} and Section~\\ref{sec:a}.\\label{x} \
-         \\url{https://example.com/a%20b} \\href{https://kts.dev}{the site}.\\footnote{A \\emph{note}.}",
+         \\url{https://example.com/a%20b} \\href{https://kts.dev}{the site}.\\footnote{A \\emph{note}.}\n\
+         \\section{Next}\nMore.",
     );
     assert_eq!(
         md,
-        "See [knuth84, lamport94] and Section [sec:a]. <https://example.com/a%20b> [the site](https://kts.dev).[^1]\n\n[^1]: A *note*.\n"
+        "See [knuth84, lamport94] and Section [sec:a]. <https://example.com/a%20b> [the site](https://kts.dev).[^1]\n\n\
+         [^1]: A *note*.\n\n## Next\n\nMore.\n"
     );
 }
 
@@ -177,6 +179,19 @@ fn user_macros_are_expanded() {
     assert_eq!(
         md,
         "Stormbox by Acme Corp: a and Stormbox, north side, south side, $\\operatorname{rank} A$.\n"
+    );
+}
+
+#[test]
+fn an_unknown_macro_with_an_empty_group_keeps_its_name() {
+    // A section file: its macros are defined in the main file.
+    let md = markdown(
+        "\\section{Results}\nAt 14~\\kn{} the drag fell. We used the \\ourtool{} pipeline.\n\
+         \\unknown{kept} \\other text.\\mbox{}\\hfill{} Done\\noindent{} \\textbf{} today.",
+    );
+    assert_eq!(
+        md,
+        "## Results\n\nAt 14 kn the drag fell. We used the ourtool pipeline. kept text. Done today.\n"
     );
 }
 

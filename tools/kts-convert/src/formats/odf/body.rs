@@ -3,11 +3,11 @@
 //! body and for each frame of a slide.
 //!
 //! Footnotes and endnotes become `[^N]` references with their texts at the
-//! end; annotations (review comments) follow their paragraph as
+//! end of the section citing them; annotations (review comments) follow their paragraph as
 //! `> Comment (author): ...`; embedded pictures are stored by content hash.
 
 use super::super::ooxml::{self, Element, Node, Package};
-use super::super::{Context, table};
+use super::super::{Context, notes, table};
 use super::Styles;
 use super::one_line;
 
@@ -39,17 +39,13 @@ impl<'a, 'p, 'i> Writer<'a, 'p, 'i> {
     }
 
     /// The blocks written so far and the note texts, as one Markdown text.
-    pub fn finish(mut self) -> String {
-        let notes: Vec<String> = self
+    pub fn finish(self) -> String {
+        let numbered = self
             .notes
-            .iter()
+            .into_iter()
             .enumerate()
-            .map(|(i, note)| format!("[^{}]: {note}", i + 1))
-            .collect();
-        if !notes.is_empty() {
-            self.blocks.push(notes.join("\n"));
-        }
-        let markdown = self.blocks.join("\n\n");
+            .map(|(i, note)| (i + 1, note));
+        let markdown = notes::placed(&self.blocks.join("\n\n"), numbered);
         let markdown = markdown.trim();
         if markdown.is_empty() {
             String::new()

@@ -48,6 +48,29 @@ fn slides_titles_bodies_text_boxes_and_notes() {
 }
 
 #[test]
+fn field_characters_are_left_out_and_boxes_of_only_fields_with_them() {
+    const SLIDE_NUMBER: u16 = 0x0FD8;
+    const FOOTER: u16 = 0x0FFA;
+    let deck = Presentation {
+        slides: vec![Slide {
+            listed: vec![Text::new(TITLE, "Scope")],
+            boxes: vec![
+                Text::new(OTHER, "*").field(FOOTER, 0),
+                Text::new(OTHER, "Page * of 3").field(SLIDE_NUMBER, 5),
+            ],
+            notes: Some("Mention the budget.".into()),
+            notes_boxes: vec![Text::new(OTHER, "*").field(SLIDE_NUMBER, 0)],
+            ..Slide::default()
+        }],
+        ..Presentation::default()
+    };
+    assert_eq!(
+        run(&deck.to_bytes()).unwrap().markdown,
+        "<!-- slide: 1 -->\n\n## Scope\n\nPage of 3\n\n### Notes\n\nMention the budget.\n"
+    );
+}
+
+#[test]
 fn paragraph_styles_set_bullets_and_levels_and_line_breaks_are_kept() {
     // "Intro\rpoint\rdetail\r" in runs: no bullet; bullet; level 1.
     let body = Text::new(BODY, "Intro\rpoint\rdetail\r").runs(&[

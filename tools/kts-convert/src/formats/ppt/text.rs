@@ -12,6 +12,9 @@ const CENTER_TITLE: u32 = 6;
 const HALF_BODY: u32 = 7;
 const QUARTER_BODY: u32 = 8;
 
+/// What a field's character becomes: a control character, left out of the text.
+const FIELD_MARK: u16 = 0x01;
+
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Paragraph {
     pub text: String,
@@ -80,6 +83,22 @@ pub fn blocks(records: &[Record]) -> Vec<TextBlock> {
                 }
             }
             records::STYLE_TEXT_PROP => styles = record.body,
+            records::SLIDE_NUMBER_FIELD
+            | records::DATE_TIME_FIELD
+            | records::GENERIC_DATE_FIELD
+            | records::HEADER_FIELD
+            | records::FOOTER_FIELD
+            | records::RTF_DATE_TIME_FIELD => {
+                // The character a field stands at (`*`) is not text: it shows
+                // the slide number, date, header or footer when drawn.
+                let unit = current
+                    .as_mut()
+                    .zip(record.u32(0))
+                    .and_then(|((_, units), at)| units.get_mut(at as usize));
+                if let Some(unit) = unit {
+                    *unit = FIELD_MARK;
+                }
+            }
             _ => {}
         }
     }

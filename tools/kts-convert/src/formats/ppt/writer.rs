@@ -20,6 +20,8 @@ pub struct Text {
     pub eight_bit: bool,
     /// Paragraph runs: (characters, indent level, bullet shown or not).
     pub runs: Vec<(u32, u16, Option<bool>)>,
+    /// Fields: (record type, character position), e.g. a slide number's.
+    pub fields: Vec<(u16, u32)>,
 }
 
 impl Text {
@@ -40,6 +42,11 @@ impl Text {
         self.runs = runs.to_vec();
         self
     }
+
+    pub fn field(mut self, kind: u16, at: u32) -> Self {
+        self.fields.push((kind, at));
+        self
+    }
 }
 
 #[derive(Clone, Default)]
@@ -52,6 +59,8 @@ pub struct Slide {
     /// bottom) and text; each table also gets a border line.
     pub tables: Vec<Vec<([i32; 4], String)>>,
     pub notes: Option<String>,
+    /// More text boxes on the notes page (with `notes` only).
+    pub notes_boxes: Vec<Text>,
 }
 
 #[derive(Clone, Default)]
@@ -143,10 +152,12 @@ impl Presentation {
                 offsets.push(document.len() as u32);
                 let notes_atom = atom(NOTES_ATOM, &[u32le(slide_id(i)), vec![0; 4]].concat());
                 let body = text(&Text::new(NOTES, notes));
+                let boxes = slide.notes_boxes.iter().map(text);
+                let shapes = std::iter::once(body).chain(boxes).map(textbox_shape);
                 document.extend(container(
                     NOTES_CONTAINER,
                     0,
-                    &[notes_atom, drawing(vec![textbox_shape(body)])],
+                    &[notes_atom, drawing(shapes.collect())],
                 ));
             }
         }
@@ -227,6 +238,9 @@ fn text(text: &Text) -> Vec<u8> {
         styles.extend(u32le(text.text.encode_utf16().count() as u32 + 1));
         styles.extend(u32le(0));
         out.extend(atom(STYLE_TEXT_PROP, &styles));
+    }
+    for &(kind, at) in &text.fields {
+        out.extend(atom(kind, &u32le(at)));
     }
     out
 }
