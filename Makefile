@@ -8,7 +8,7 @@ SAMPLE := sample
 help:
 	@echo "make demo         write the bundled sample to $(SAMPLE)/ and run the pipeline on it"
 	@echo "make test         run every self-contained test (needs tesseract and pdftoppm: apt-get install -y tesseract-ocr tesseract-ocr-eng poppler-utils)"
-	@echo "make test-shared  run the suites that measure against ../shared (fixtures, quality)"
+	@echo "make test-shared  run the suites that measure against ../shared or KTS_SHARED_DIR (fixtures, quality)"
 	@echo "make lint         cargo fmt --check and clippy with warnings as errors"
 	@echo "make docs         regenerate schemas/, man/ and completions/ from the code"
 	@echo "make models       fetch the embedding model and ONNX Runtime (checksums pinned)"
@@ -72,15 +72,18 @@ lint:
 docs:
 	$(CARGO) run --release -q -p kts-docgen
 
+# The shared data, as the test suites find it.
+SHARED := $(or $(KTS_SHARED_DIR),../shared)
+
 eval: models build
-	$(RELEASE)/kts-eval ../shared/eval/scifact --split train --steps
+	$(RELEASE)/kts-eval $(SHARED)/eval/scifact --split train --steps
 
 # The development sets are written from ../shared/corpora by a committed
 # script (pipelines/eval/devsets.py); a step is on by default only if it
 # lowers none of the three sets by more than 0.002 and raises their mean.
 eval-dev: models build
-	python3 pipelines/eval/devsets.py --out target/devsets
-	$(RELEASE)/kts-eval ../shared/eval/scifact:train target/devsets/tldr:dev target/devsets/rfcs:dev --steps --json target/eval-dev.json
+	python3 pipelines/eval/devsets.py --corpora $(SHARED)/corpora --out target/devsets
+	$(RELEASE)/kts-eval $(SHARED)/eval/scifact:train target/devsets/tldr:dev target/devsets/rfcs:dev --steps --json target/eval-dev.json
 
 bench: build
 	pipelines/bench/ingest.sh
