@@ -420,6 +420,15 @@ pub fn new_file_record(root: &Path, path: &str, format: &str) -> serde_json::Val
     })
 }
 
+/// The record of `records` for `path`; fails the test naming them all when
+/// there is none.
+pub fn record_for<'a>(records: &'a [serde_json::Value], path: &str) -> &'a serde_json::Value {
+    records
+        .iter()
+        .find(|r| r["path"] == path)
+        .unwrap_or_else(|| panic!("no record for {path}: {records:#?}"))
+}
+
 /// The time limit for converting one fixture.
 pub const CONVERT_LIMIT: Duration = Duration::from_secs(60);
 

@@ -2,6 +2,7 @@
 //! told by their content, converted, and refused cleanly when encrypted or
 //! damaged.
 
+use kts_tests::record_for;
 use std::path::Path;
 use std::process::Output;
 
@@ -30,13 +31,6 @@ fn convert_files(files: &[(&str, Vec<u8>)]) -> (Output, Vec<Value>) {
         &[],
         lines.as_bytes(),
     )
-}
-
-fn find<'a>(records: &'a [Value], path: &str) -> &'a Value {
-    records
-        .iter()
-        .find(|r| r["path"] == path)
-        .unwrap_or_else(|| panic!("no record for {path}: {records:#?}"))
 }
 
 fn policy() -> Doc {
@@ -68,16 +62,16 @@ fn word_documents_are_read_by_content_and_refused_cleanly_when_locked_or_damaged
     let expected = "# Reisekosten\n\nHotels bis 120 € pro Nacht.\n\n\
                     | Kategorie | Grenze |\n| --- | --- |\n| Hotel | 120 € |\n\n1. Belege aufheben\n";
     for path in ["policy.doc", "misnamed.docx"] {
-        let doc = find(&records, path);
+        let doc = record_for(&records, path);
         assert_eq!(doc["schema"], "kts.doc/1", "{doc}");
         assert_eq!(doc["markdown"], expected);
         assert_eq!(doc["title"], "Reisekosten");
         assert_eq!(doc["metadata"]["author"], "Ann Lee");
     }
-    assert_eq!(find(&records, "policy.doc")["format"], "doc");
+    assert_eq!(record_for(&records, "policy.doc")["format"], "doc");
 
     for (path, code) in [("locked.doc", "encrypted"), ("truncated.doc", "corrupt")] {
-        let error = find(&records, path);
+        let error = record_for(&records, path);
         assert_eq!(error["schema"], "kts.error/1");
         assert_eq!(error["code"], code);
         assert!(

@@ -1,6 +1,7 @@
 //! kts-convert on e-mail (eml, mbox, msg) the tests write themselves, with
 //! attachments, and on damaged and hostile messages.
 
+use kts_tests::record_for;
 use std::io::{Cursor, Write};
 use std::path::Path;
 use std::process::Output;
@@ -35,13 +36,6 @@ fn convert_in(root: &Path, files: &[(&str, Vec<u8>)], flags: &[&str]) -> (Output
 
 fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
-fn find<'a>(records: &'a [Value], path: &str) -> &'a Value {
-    records
-        .iter()
-        .find(|r| r["path"] == path)
-        .unwrap_or_else(|| panic!("no record for {path}: {records:#?}"))
 }
 
 fn guide_docx() -> Vec<u8> {
@@ -279,7 +273,7 @@ fn a_text_attachment_without_a_charset_is_read_as_the_same_file_on_disk_is() {
     let (output, records) = convert_files(&[("prices.eml", mail)], &[]);
     assert!(output.status.success(), "{}", stderr(&output));
 
-    let csv = find(&records, "prices.eml#attachment/prices.csv");
+    let csv = record_for(&records, "prices.eml#attachment/prices.csv");
     assert!(
         csv["markdown"]
             .as_str()
@@ -289,13 +283,13 @@ fn a_text_attachment_without_a_charset_is_read_as_the_same_file_on_disk_is() {
     );
     assert_eq!(csv["metadata"]["encoding"], "Shift_JIS");
     assert_eq!(csv["metadata"]["size"], shift_jis.len());
-    let note = find(&records, "prices.eml#attachment/note.txt");
+    let note = record_for(&records, "prices.eml#attachment/note.txt");
     assert_eq!(note["markdown"], "Grüße aus Köln, café crème\n");
     assert_eq!(note["metadata"]["encoding"], "windows-1252");
     let warnings = note["metadata"]["warnings"].to_string();
     assert!(warnings.contains("windows-1252"), "{warnings}");
     // A declared charset wins: in ISO-8859-2 the byte of "è" is "č".
-    let declared = find(&records, "prices.eml#attachment/declared.txt");
+    let declared = record_for(&records, "prices.eml#attachment/declared.txt");
     assert_eq!(declared["markdown"], "Grüße aus Köln, café crčme\n");
 
     // The list gives each attachment's size as the mail carried it.
@@ -511,7 +505,7 @@ fn hostile_messages_give_error_records_or_warnings_and_the_stream_goes_on() {
     assert!(!err.contains("panicked"), "{err}");
 
     // 1,000 messages deep: the first levels are documents, the rest a warning.
-    let deep = find(&records, "deep.eml");
+    let deep = record_for(&records, "deep.eml");
     assert_eq!(deep["title"], "Level 1000");
     let deep_parts: Vec<&Value> = records
         .iter()
@@ -539,7 +533,7 @@ fn hostile_messages_give_error_records_or_warnings_and_the_stream_goes_on() {
     );
 
     // An attachment beyond the limit: its own error record; the message is converted.
-    let too_large = find(&records, "huge.eml#attachment/export.csv");
+    let too_large = record_for(&records, "huge.eml#attachment/export.csv");
     assert_eq!(too_large["schema"], "kts.error/1");
     assert_eq!(too_large["code"], "too-large");
     assert!(
@@ -548,7 +542,7 @@ fn hostile_messages_give_error_records_or_warnings_and_the_stream_goes_on() {
             .unwrap()
             .contains("--max-unpacked-mib")
     );
-    let huge_doc = find(&records, "huge.eml");
+    let huge_doc = record_for(&records, "huge.eml");
     assert!(
         huge_doc["markdown"]
             .as_str()
@@ -558,7 +552,7 @@ fn hostile_messages_give_error_records_or_warnings_and_the_stream_goes_on() {
     assert_eq!(huge_doc["metadata"]["part_errors"][0]["code"], "too-large");
 
     // Broken boundaries: what can be read is kept.
-    let broken = find(&records, "broken.eml");
+    let broken = record_for(&records, "broken.eml");
     assert_eq!(broken["schema"], "kts.doc/1");
     assert!(
         broken["markdown"]
@@ -598,7 +592,7 @@ fn hostile_messages_give_error_records_or_warnings_and_the_stream_goes_on() {
     );
 
     // A truncated Outlook file: an error record naming it.
-    let truncated = find(&records, "truncated.msg");
+    let truncated = record_for(&records, "truncated.msg");
     assert_eq!(truncated["schema"], "kts.error/1");
     assert_eq!(truncated["code"], "corrupt");
     assert!(
@@ -607,7 +601,7 @@ fn hostile_messages_give_error_records_or_warnings_and_the_stream_goes_on() {
     );
 
     assert_eq!(
-        find(&records, "after.eml")["title"],
+        record_for(&records, "after.eml")["title"],
         "Quartalsbericht für März"
     );
 }

@@ -2,6 +2,7 @@
 //! themselves: converted, also when named .pptx, and refused cleanly when
 //! encrypted or damaged.
 
+use kts_tests::record_for;
 use std::path::Path;
 use std::process::Output;
 
@@ -35,13 +36,6 @@ fn convert_files(files: &[(&str, Vec<u8>)]) -> (Output, Vec<Value>) {
         &[],
         lines.as_bytes(),
     )
-}
-
-fn find<'a>(records: &'a [Value], path: &str) -> &'a Value {
-    records
-        .iter()
-        .find(|r| r["path"] == path)
-        .unwrap_or_else(|| panic!("no record for {path}: {records:#?}"))
 }
 
 fn briefing() -> Presentation {
@@ -89,16 +83,16 @@ fn presentations_are_read_also_when_misnamed_and_refused_cleanly_when_locked_or_
                     Entwurf\n\n\
                     ### Notes\n\nNur für das Team.\n\n<!-- slide: 2 -->\n\n## Fragen\n";
     for path in ["briefing.ppt", "misnamed.pptx"] {
-        let doc = find(&records, path);
+        let doc = record_for(&records, path);
         assert_eq!(doc["schema"], "kts.doc/1", "{doc}");
         assert_eq!(doc["markdown"], expected);
         assert_eq!(doc["title"], "Reisekosten");
         assert_eq!(doc["metadata"]["slides"], 2);
     }
-    assert_eq!(find(&records, "briefing.ppt")["format"], "ppt");
+    assert_eq!(record_for(&records, "briefing.ppt")["format"], "ppt");
 
     for (path, code) in [("locked.ppt", "encrypted"), ("truncated.ppt", "corrupt")] {
-        let error = find(&records, path);
+        let error = record_for(&records, path);
         assert_eq!(error["schema"], "kts.error/1");
         assert_eq!(error["code"], code);
         assert!(

@@ -585,12 +585,13 @@ impl Searcher {
                 });
             }
         }
+        let rarities = self.store.rarities(&plan.terms)?;
         if self.settings.steps.on(Step::Signals) {
-            self.apply_signals(&plan, &mut fused)?;
+            self.apply_signals(&plan, &rarities, &mut fused)?;
         }
         let reranked = self.rerank(text, &mut fused)?;
         let kept = top_k(fused, self.settings.top_k, self.settings.all_chunks, doc_of)?;
-        let hits = self.hit_records(&kept, &plan.terms)?;
+        let hits = self.hit_records(&kept, &plan.terms, &rarities)?;
         let record = PlanRecord {
             schema: kts_record::schema_id::PLAN.into(),
             question: text.to_string(),
@@ -657,18 +658,22 @@ impl Searcher {
     }
 
     /// Multiplies the fused score of the best candidates by their signals'
-    /// boost and orders them again.
-    fn apply_signals(&self, plan: &Plan, fused: &mut [Fused]) -> anyhow::Result<()> {
+    /// boost (`rarities` weigh the plan's terms) and orders them again.
+    fn apply_signals(
+        &self,
+        plan: &Plan,
+        rarities: &[f64],
+        fused: &mut [Fused],
+    ) -> anyhow::Result<()> {
         let considered = fused.len().min(self.settings.candidates);
         let rowids: Vec<i64> = fused[..considered].iter().map(|f| f.rowid).collect();
         let hits = self.store.fetch_hits(&rowids)?;
         let by_rowid: HashMap<i64, &kts_store::Hit> = hits.iter().map(|h| (h.rowid, h)).collect();
-        let rarities = self.store.rarities(&plan.terms)?;
         for f in fused[..considered].iter_mut() {
             let Some(hit) = by_rowid.get(&f.rowid) else {
                 continue;
             };
-            let signals = rank::signals::signals(plan, &rarities, hit, plain_extractor());
+            let signals = rank::signals::signals(plan, rarities, hit, plain_extractor());
             f.score *= rank::signals::boost(&signals, &self.settings.weights);
             for (name, value) in signals {
                 f.signals.insert(
@@ -803,8 +808,13 @@ impl Searcher {
     }
 
     /// The kept chunks as hits, each citing the part of its chunk that best
-    /// matches the question's `terms`.
-    fn hit_records(&self, kept: &[Fused], terms: &[String]) -> anyhow::Result<Vec<HitRecord>> {
+    /// matches the question's `terms` (weighed by `term_rarities`, in order).
+    fn hit_records(
+        &self,
+        kept: &[Fused],
+        terms: &[String],
+        term_rarities: &[f64],
+    ) -> anyhow::Result<Vec<HitRecord>> {
         let rowids: Vec<i64> = kept.iter().map(|f| f.rowid).collect();
         let mut hits: HashMap<i64, Hit> = (self.store.fetch_hits(&rowids)?)
             .into_iter()
@@ -812,7 +822,7 @@ impl Searcher {
             .collect();
         let mut stemmed: Vec<&str> = Vec::new();
         let mut rarities: Vec<f64> = Vec::new();
-        for (term, rarity) in terms.iter().zip(self.store.rarities(terms)?) {
+        for (term, &rarity) in terms.iter().zip(term_rarities) {
             let term = stem(term);
             match stemmed.iter().position(|seen| *seen == term) {
                 Some(i) => rarities[i] = rarities[i].max(rarity),

@@ -79,12 +79,7 @@ fn read(bytes: &[u8]) -> Result<Converted, ConvertError> {
             "the Word document holds no text",
         ));
     }
-    let mut properties = stream(&mut file, "/\u{5}SummaryInformation", bytes.len())
-        .map(|stream| summary::properties(&stream))
-        .unwrap_or_default();
-    let summary_title = properties
-        .remove("title")
-        .and_then(|t| t.as_str().map(str::to_owned));
+    let (properties, summary_title) = summary::read(&mut file, bytes.len());
     Ok(Converted {
         markdown,
         title: styled_title.or(summary_title),

@@ -4,7 +4,7 @@
 
 use serde_json::{Map, Value};
 
-use super::{u16_at, u32_at};
+use super::{Cfb, stream, u16_at, u32_at};
 use crate::formats::mail::filetime_to_rfc3339;
 use crate::formats::rtf::code_page;
 
@@ -25,6 +25,18 @@ const VT_FILETIME: u32 = 0x40;
 const CODEPAGE_UTF16: u16 = 1200;
 /// The first property set's offset sits after the stream header and its FMTID.
 const FIRST_SET_OFFSET_AT: usize = 28 + 16;
+
+/// The properties of a compound file's `SummaryInformation` stream (none
+/// when it has none), less its title, which is returned beside them.
+pub fn read(file: &mut Cfb, limit: usize) -> (Map<String, Value>, Option<String>) {
+    let mut properties = stream(file, "/\u{5}SummaryInformation", limit)
+        .map(|stream| properties(&stream))
+        .unwrap_or_default();
+    let title = properties
+        .remove("title")
+        .and_then(|t| t.as_str().map(str::to_owned));
+    (properties, title)
+}
 
 /// The properties the stream holds, by kts's names.
 pub fn properties(stream: &[u8]) -> Map<String, Value> {

@@ -56,12 +56,7 @@ fn read(bytes: &[u8]) -> Result<Converted, ConvertError> {
     let persist = Persist::read(&document, &current_user)?;
     let slides = Reader::new(&document, persist).slides()?;
 
-    let mut properties = stream(&mut file, "/\u{5}SummaryInformation", bytes.len())
-        .map(|stream| summary::properties(&stream))
-        .unwrap_or_default();
-    let summary_title = properties
-        .remove("title")
-        .and_then(|t| t.as_str().map(str::to_owned));
+    let (mut properties, summary_title) = summary::read(&mut file, bytes.len());
     properties.insert("slides".to_owned(), Value::from(slides.len()));
     let first_title = slides
         .first()
